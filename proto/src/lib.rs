@@ -1,0 +1,62 @@
+//! Heron's wire protocol: the proto2 messages and the packet framing.
+//!
+//! This crate is the only place where Heron's protocol is defined; no runtime crate
+//! re-implements it. It depends on nothing of heron-rs.
+//!
+//! * [`api`], [`system`], [`stmgr`], [`tmanager`], [`scheduler`], [`ckptmgr`]: the messages of
+//!   Heron's `heron.proto.*` packages (TManager generation, Heron >= 0.20.3), with Heron's
+//!   message names and field numbers. Every message implements [`prost::Name`], so its fully
+//!   qualified type name (what goes on the wire) is `M::full_name()`.
+//!   `bytes` fields are [`bytes::Bytes`], so decoding a frame slices it without copying.
+//! * [`codec`]: Heron's packet framing as a `tokio_util` codec.
+//!
+//! Required proto2 fields are plain (non-`Option`) fields and prost always writes them, so
+//! Heron's own decoders accept what we send.
+
+pub mod codec;
+
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated {
+    pub mod heron {
+        pub mod proto {
+            pub mod api {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.api.rs"));
+            }
+            pub mod system {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.system.rs"));
+            }
+            pub mod stmgr {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.stmgr.rs"));
+            }
+            pub mod tmanager {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.tmanager.rs"));
+            }
+            pub mod scheduler {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.scheduler.rs"));
+            }
+            pub mod ckptmgr {
+                include!(concat!(env!("OUT_DIR"), "/heron.proto.ckptmgr.rs"));
+            }
+        }
+    }
+}
+
+pub use generated::heron::proto::{api, ckptmgr, scheduler, stmgr, system, tmanager};
+
+pub use codec::{CodecError, HeronCodec, Packet, ReqId};
+pub use prost;
+pub use prost::{Message, Name};
+pub use bytes;
+
+/// Builds a [`system::Status`] with a code and an optional message.
+pub fn status(code: system::StatusCode, message: impl Into<Option<String>>) -> system::Status {
+    system::Status {
+        status: code as i32,
+        message: message.into(),
+    }
+}
+
+/// `true` when `status` says OK.
+pub fn is_ok(status: &system::Status) -> bool {
+    status.status == system::StatusCode::Ok as i32
+}

@@ -1,0 +1,1 @@
+//! heron-rs placeholder
