@@ -1,0 +1,110 @@
+//! WordCount: spout `sentence` → bolt `split` (shuffle) → bolt `count` (fields on `word`).
+//!
+//! `cargo run --release --example word_count -- --duration 30s` deploys it through the local
+//! scheduler as real separate processes (2 containers by default), prints a status line per
+//! second, and kills it at the end.
+
+mod common;
+
+use heron::{
+    values, BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology,
+    OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
+    TopologyError, Tuple,
+};
+use std::collections::HashMap;
+
+const WORDS: &[&str] = &[
+    "the", "cow", "jumped", "over", "moon", "an", "apple", "a", "day", "keeps", "doctor",
+    "away", "four", "score", "and", "seven", "years", "ago", "snow", "white", "dwarfs", "i",
+    "am", "at", "two", "with", "nature", "stream", "bolt", "spout", "heron", "storm",
+];
+
+/// Emits sentences of 8 words drawn from a fixed vocabulary.
+struct SentenceSpout {
+    state: u64,
+}
+
+impl Spout for SentenceSpout {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["sentence"]));
+    }
+
+    fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
+        let mut sentence = String::with_capacity(64);
+        for i in 0..8 {
+            // xorshift: cheap and deterministic per task
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            if i > 0 {
+                sentence.push(' ');
+            }
+            sentence.push_str(WORDS[(self.state % WORDS.len() as u64) as usize]);
+        }
+        collector.emit(values![sentence]);
+    }
+}
+
+/// Splits a sentence into words.
+struct SplitBolt;
+
+impl BasicBolt for SplitBolt {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["word"]));
+    }
+
+    fn execute(
+        &mut self,
+        input: &Tuple,
+        collector: &mut BasicOutputCollector,
+    ) -> Result<(), FailedException> {
+        let sentence = input.get_str(0).unwrap_or_default();
+        for word in sentence.split_whitespace() {
+            collector.emit(values![word]);
+        }
+        Ok(())
+    }
+}
+
+/// Counts words; the final bolt.
+#[derive(Default)]
+struct CountBolt {
+    counts: HashMap<String, u64>,
+}
+
+impl Bolt for CountBolt {
+    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+        if let Some(word) = input.get_str(0) {
+            match self.counts.get_mut(word) {
+                Some(c) => *c += 1,
+                None => {
+                    self.counts.insert(word.to_string(), 1);
+                }
+            }
+        }
+        collector.ack(input);
+    }
+}
+
+fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
+    let opts = common::Options::parse(args).map_err(TopologyError::Invalid)?;
+    let p = opts.parallelism;
+    let mut builder = TopologyBuilder::new();
+    builder.set_spout(
+        "sentence",
+        || SentenceSpout {
+            state: 0x9E37_79B9_7F4A_7C15 ^ u64::from(std::process::id()),
+        },
+        p,
+    );
+    builder.set_basic_bolt("split", || SplitBolt, p).shuffle_grouping("sentence");
+    builder
+        .set_bolt("count", CountBolt::default, p)
+        .fields_grouping("split", Fields::new(["word"]));
+    builder.build("WordCount", opts.config())
+}
+
+fn main() {
+    heron::run_role_if_requested(topology);
+    std::process::exit(common::run("WordCount"));
+}

@@ -1,0 +1,286 @@
+//! Shared harness for the multi-process tests: a private HOME per test, the `heron` CLI and
+//! example binaries, a guard that kills every process a test started, and waiting helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// One test's world: its own HOME (so its own state root and working directories).
+pub struct TestEnv {
+    pub home: tempfile::TempDir,
+    /// Topologies submitted through this env; killed on drop.
+    topologies: Vec<String>,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        TestEnv {
+            home: tempfile::Builder::new()
+                .prefix("heron-test-home")
+                .tempdir()
+                .expect("temp HOME"),
+            topologies: Vec::new(),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn state_root(&self) -> PathBuf {
+        self.home().join(".herondata/repository/state/local")
+    }
+
+    /// The topology's working directory (`~/.herondata/topologies/local/<role>/<name>`).
+    pub fn working_dir(&self, name: &str) -> Option<PathBuf> {
+        let base = self.home().join(".herondata/topologies/local");
+        for role in std::fs::read_dir(&base).ok()?.flatten() {
+            let p = role.path().join(name);
+            if p.is_dir() {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// The `heron` CLI with this env's HOME.
+    pub fn heron(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_heron"));
+        c.env("HOME", self.home()).env("USER", "tester");
+        c
+    }
+
+    /// Submits `binary` with `args` through `heron submit local`; the topology is killed when
+    /// this env is dropped.
+    pub fn submit(&mut self, name: &str, binary: &Path, args: &[&str]) -> Output {
+        self.topologies.push(name.to_string());
+        let out = self
+            .heron()
+            .arg("submit")
+            .arg("local")
+            .arg(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run heron submit");
+        if !out.status.success() {
+            eprintln!(
+                "heron submit failed:\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            self.dump_logs(name);
+        }
+        out
+    }
+
+    pub fn kill(&self, name: &str) -> Output {
+        self.heron()
+            .args(["kill", "local", name])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run heron kill")
+    }
+
+    /// Prints the tail of every log of the topology (for failing tests).
+    pub fn dump_logs(&self, name: &str) {
+        let Some(dir) = self.working_dir(name) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir.join("log-files")) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(30)..];
+            eprintln!("---- {} ----\n{}", e.path().display(), tail.join("\n"));
+        }
+    }
+
+    /// Process groups of the topology's executors, from their pid files.
+    fn executor_groups(&self, name: &str) -> Vec<i32> {
+        let Some(dir) = self.working_dir(name) else {
+            return Vec::new();
+        };
+        let mut pids = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let f = e.file_name().to_string_lossy().to_string();
+            if f.starts_with("executor-") && f.ends_with(".pid") {
+                if let Ok(s) = std::fs::read_to_string(e.path()) {
+                    if let Ok(p) = s.trim().parse::<i32>() {
+                        pids.push(p);
+                    }
+                }
+            }
+        }
+        pids
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        for name in self.topologies.clone() {
+            let groups = self.executor_groups(&name);
+            let _ = self.kill(&name);
+            for g in groups {
+                // SAFETY: signalling a process group we started; harmless if it is gone.
+                unsafe {
+                    libc::kill(-g, libc::SIGKILL);
+                }
+            }
+        }
+        // Anything still running with this HOME in its command line or environment is ours.
+        for pid in processes_mentioning(&self.home().to_string_lossy()) {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Pids of processes whose command line contains `needle` (excluding this process).
+pub fn processes_mentioning(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let hit = |b: &[u8]| {
+            b.windows(needle.len().max(1))
+                .any(|w| w == needle.as_bytes())
+        };
+        if hit(&cmd) || hit(&env) {
+            // skip zombies: they are gone but not yet reaped by their parent
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            if stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')) {
+                continue;
+            }
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Polls `f` every 100 ms until it returns `Some`, or panics with `what` after `timeout`.
+pub fn wait_for<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if start.elapsed() > timeout {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// An example binary built by `cargo test` (examples are built alongside the tests).
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    // target/<profile>/deps/<test> -> target/<profile>/examples/<name>
+    let p = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("examples")
+        .join(name);
+    assert!(p.exists(), "example binary {} is missing", p.display());
+    p
+}
+
+/// Sums one counter over the topology's instance counter files.
+pub fn counter(env: &TestEnv, name: &str, key: &str) -> u64 {
+    let Some(dir) = env.working_dir(name) else {
+        return 0;
+    };
+    let mut sum = 0;
+    for e in std::fs::read_dir(dir.join("metrics")).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            if parts.next() == Some(key) {
+                sum += parts.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            }
+        }
+    }
+    sum
+}
+
+/// A Python with heronpy's protobuf modules: `$HERONRS_PYTHON`, or a virtualenv made once
+/// under `target/` from `tests/python/requirements.txt`.
+pub fn heron_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("HERONRS_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = root.join("target/test-venv");
+    let python = venv.join("bin/python");
+    let ready = venv.join(".ready");
+    let lock = root.join("target/test-venv.lock");
+    // Serialise creation between test binaries running in parallel.
+    let start = Instant::now();
+    loop {
+        if ready.exists() {
+            return python;
+        }
+        if std::fs::create_dir(&lock).is_ok() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "timed out waiting for another test to build the Python environment"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let result = (|| {
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .map_err(|e| format!("python3 -m venv: {e}"))?
+            .success();
+        if !ok {
+            return Err("python3 -m venv failed".to_string());
+        }
+        let ok = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(root.join("tests/python/requirements.txt"))
+            .status()
+            .map_err(|e| format!("pip: {e}"))?
+            .success();
+        if !ok {
+            return Err("pip install -r tests/python/requirements.txt failed".to_string());
+        }
+        std::fs::write(&ready, b"").map_err(|e| e.to_string())
+    })();
+    let _ = std::fs::remove_dir(&lock);
+    if let Err(e) = result {
+        panic!("cannot build the Python test environment: {e}");
+    }
+    python
+}
+
+/// Pids of this env's processes running `heron-role <role>`.
+pub fn role_pids(env: &TestEnv, role: &str) -> Vec<i32> {
+    let home = env.home().to_string_lossy().to_string();
+    let mut pids: Vec<i32> = processes_mentioning(&home)
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            args.windows(2)
+                .any(|w| w[0] == b"heron-role" && w[1] == role.as_bytes())
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
