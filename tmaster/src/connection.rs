@@ -1,0 +1,103 @@
+//! One accepted connection: framing, decoding and dispatch into the core's event queue.
+//!
+//! Bad input never reaches the core: a framing error (garbage, a truncated or oversized
+//! packet), a payload that does not decode, or a well-formed packet of a type the tmaster does
+//! not handle closes the connection with a warning. (Heron's servers log and drop unknown
+//! types; we close, so a confused peer finds out at once instead of waiting on replies.)
+
+use crate::core::{Event, Request};
+use crate::registry::ConnId;
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use heron_proto::tmanager::{PublishMetrics, StMgrHeartbeatRequest, StMgrRegisterRequest};
+use heron_proto::{CodecError, HeronCodec, Name, Packet};
+use std::net::SocketAddr;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_util::codec::Framed;
+use tracing::{debug, warn};
+
+/// Serves one connection until the peer closes it, it sends bad input, or the core drops its
+/// outbox. Always tells the core when it is done.
+pub(crate) async fn serve(
+    conn: ConnId,
+    stream: TcpStream,
+    peer: SocketAddr,
+    events: mpsc::Sender<Event>,
+    codec: HeronCodec,
+    outbox_capacity: usize,
+) {
+    let _ = stream.set_nodelay(true);
+    let (outbox, mut outgoing) = mpsc::channel::<Bytes>(outbox_capacity.max(1));
+    if events
+        .send(Event::Connected { conn, peer, outbox })
+        .await
+        .is_err()
+    {
+        return;
+    }
+    debug!(%peer, conn, "connection accepted");
+    let mut framed = Framed::new(stream, codec);
+    loop {
+        tokio::select! {
+            read = framed.next() => match read {
+                None => {
+                    debug!(%peer, conn, "connection closed by the peer");
+                    break;
+                }
+                Some(Err(e)) => {
+                    warn!(%peer, conn, reason = %e, "closing connection: unreadable input");
+                    break;
+                }
+                Some(Ok(packet)) => match decode(&packet) {
+                    Ok(Some(request)) => {
+                        let event = Event::Request { conn, reqid: packet.reqid, request };
+                        if events.send(event).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => {
+                        warn!(
+                            %peer,
+                            conn,
+                            type_name = packet.type_name(),
+                            "closing connection: a message of a type the tmaster does not handle"
+                        );
+                        break;
+                    }
+                    Err(e) => {
+                        warn!(%peer, conn, reason = %e, "closing connection: undecodable message");
+                        break;
+                    }
+                },
+            },
+            out = outgoing.recv() => match out {
+                Some(bytes) => {
+                    if let Err(e) = framed.send(bytes).await {
+                        warn!(%peer, conn, reason = %e, "closing connection: write failed");
+                        break;
+                    }
+                }
+                None => {
+                    debug!(%peer, conn, "connection closed by the tmaster");
+                    break;
+                }
+            },
+        }
+    }
+    let _ = events.send(Event::Closed { conn }).await;
+}
+
+/// Decodes a packet the tmaster handles; `Ok(None)` for other type names.
+fn decode(packet: &Packet) -> Result<Option<Request>, CodecError> {
+    let name = packet.type_name();
+    Ok(Some(if name == StMgrRegisterRequest::full_name() {
+        Request::Register(packet.decode()?)
+    } else if name == StMgrHeartbeatRequest::full_name() {
+        Request::Heartbeat(packet.decode()?)
+    } else if name == PublishMetrics::full_name() {
+        Request::Metrics(packet.decode()?)
+    } else {
+        return Ok(None);
+    }))
+}

@@ -1,0 +1,41 @@
+//! The accept loop of the binary protocol server.
+
+use crate::connection;
+use crate::core::Event;
+use crate::registry::ConnId;
+use heron_proto::HeronCodec;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tracing::warn;
+
+/// Accepts connections forever, one task per connection.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    events: mpsc::Sender<Event>,
+    codec: HeronCodec,
+    outbox_capacity: usize,
+) {
+    let mut next: ConnId = 1;
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                let conn = next;
+                next += 1;
+                tokio::spawn(connection::serve(
+                    conn,
+                    stream,
+                    peer,
+                    events.clone(),
+                    codec,
+                    outbox_capacity,
+                ));
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: back off rather than spin.
+                warn!(error = %e, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
