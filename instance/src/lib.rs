@@ -1,1 +1,169 @@
-//! placeholder
+//! heron-instance: the Heron instance process that runs one spout or bolt task.
+//!
+//! Heron's model (reference/heron.md §4): a **gateway** owns the TCP connection to the
+//! local stream manager — here two OS threads, a socket reader and a socket writer, doing
+//! blocking `std::net` I/O — and an **executor** runs the user's spout or bolt on the thread
+//! that called [`run`]. They exchange batches through bounded `crossbeam-channel` queues:
+//! a full in-queue stops the socket reader (TCP back pressure on the stream manager), a full
+//! out-queue stops `next_tuple` / `execute`.
+//!
+//! On a lost connection the instance does not reconnect: `run` calls `close` / `cleanup`
+//! and returns [`InstanceError::Disconnected`], and the supervising executor restarts the
+//! process, which registers afresh.
+//!
+//! May depend on `heron-proto` and `heron-api` (plus `crossbeam-channel`, `bytes`, `prost`,
+//! `tracing`); no async runtime.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use heron_api::HeronTopology;
+use heron_proto::codec::CodecError;
+
+mod bolt_loop;
+mod executor;
+mod gateway;
+mod inbound;
+mod metrics;
+mod spout_loop;
+
+pub use metrics::{read_counters, write_counters};
+
+/// What the instance process is told on its command line (docs/internals.md).
+#[derive(Clone, Debug)]
+pub struct InstanceConfig {
+    /// The topology name.
+    pub topology_name: String,
+    /// The topology id.
+    pub topology_id: String,
+    /// `container_<c>_<component>_<task>`.
+    pub instance_id: String,
+    /// The component this task runs.
+    pub component_name: String,
+    /// The task id.
+    pub task_id: i32,
+    /// The index of the task among its component's tasks.
+    pub component_index: i32,
+    /// `stmgr-<container>`.
+    pub stmgr_id: String,
+    /// The local stream manager's instance port on 127.0.0.1.
+    pub stmgr_port: u16,
+    /// Where to write the counters file `<metrics_dir>/<instance_id>` (none: not written).
+    pub metrics_dir: Option<PathBuf>,
+}
+
+/// Timing knobs of [`run_with_options`]; [`Default`] gives the production values.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Give up connecting after this long.
+    pub connect_timeout: Duration,
+    /// Wait this long between connection attempts.
+    pub connect_retry_interval: Duration,
+    /// Give up waiting for the registration response after this long.
+    pub register_timeout: Duration,
+    /// Write the counters file this often.
+    pub metrics_interval: Duration,
+    /// Bounded capacity (in batches) of the gateway → executor queue.
+    pub in_queue_capacity: usize,
+    /// Bounded capacity (in batches) of the executor → gateway queue.
+    pub out_queue_capacity: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            connect_timeout: Duration::from_secs(60),
+            connect_retry_interval: Duration::from_secs(1),
+            register_timeout: Duration::from_secs(60),
+            metrics_interval: Duration::from_secs(1),
+            in_queue_capacity: 128,
+            out_queue_capacity: 128,
+        }
+    }
+}
+
+/// Heron's instance maximum packet size (`heron.instance.network.options.maximum.packetsize.bytes`).
+pub const MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;
+
+/// Why the instance stopped. Every variant is fatal: the process should exit and be restarted.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    /// No stream manager accepted a connection in time.
+    #[error(
+        "could not connect to the stream manager at 127.0.0.1:{port} within {waited:?}: {source}"
+    )]
+    Connect {
+        /// The stream manager's port.
+        port: u16,
+        /// How long we tried.
+        waited: Duration,
+        /// The last connection error.
+        source: std::io::Error,
+    },
+    /// Socket I/O failed while registering.
+    #[error("i/o error talking to the stream manager: {0}")]
+    Io(#[from] std::io::Error),
+    /// The stream manager sent something unreadable while registering.
+    #[error("bad packet from the stream manager: {0}")]
+    Codec(#[from] CodecError),
+    /// The stream manager refused the registration.
+    #[error("the stream manager refused to register instance {instance_id}: {message}")]
+    RegisterRefused {
+        /// Our instance id.
+        instance_id: String,
+        /// The status code and message.
+        message: String,
+    },
+    /// No registration response in time.
+    #[error("no registration response from the stream manager within {0:?}")]
+    RegisterTimeout(Duration),
+    /// The connection to the stream manager was lost (or it sent a malformed packet).
+    #[error("the connection to the stream manager was lost")]
+    Disconnected,
+    /// Our task is not in the physical plan, or it changed component.
+    #[error("the physical plan does not assign task {task_id} to component {component:?}")]
+    AssignmentChanged {
+        /// Our task id.
+        task_id: i32,
+        /// Our component.
+        component: String,
+    },
+    /// The topology has no such component (the binary and the plan disagree).
+    #[error("the topology has no component {0:?}")]
+    UnknownComponent(String),
+    /// The context could not be built from the physical plan.
+    #[error("physical plan: {0}")]
+    Context(#[from] heron_api::ContextError),
+    /// A gateway thread could not be started.
+    #[error("could not start the gateway thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// Runs the instance until it must exit: connects to the local stream manager (retrying
+/// every second for a minute), registers, waits for the physical plan, then runs the
+/// component. Returns when the connection is lost (after calling `close` / `cleanup`) or
+/// on a fatal error; never returns `Ok` today.
+pub fn run(config: InstanceConfig, topology: &HeronTopology) -> Result<(), InstanceError> {
+    run_with_options(config, topology, RunOptions::default())
+}
+
+/// [`run`] with explicit timing knobs (for tests).
+#[doc(hidden)]
+pub fn run_with_options(
+    config: InstanceConfig,
+    topology: &HeronTopology,
+    options: RunOptions,
+) -> Result<(), InstanceError> {
+    if !topology
+        .component_names()
+        .any(|c| c == config.component_name)
+    {
+        return Err(InstanceError::UnknownComponent(config.component_name));
+    }
+    let conn = gateway::connect_and_register(&config, &options)?;
+    let gateway = gateway::Gateway::start(conn, &options)?;
+    let result = executor::run(&config, topology, &options, &gateway);
+    gateway.shutdown();
+    result
+}

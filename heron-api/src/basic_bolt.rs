@@ -1,0 +1,114 @@
+//! Bolts that anchor and ack automatically.
+
+use crate::{
+    BasicOutputCollector, Bolt, FailedException, OutputCollector, OutputFieldsDeclarer,
+    TopologyContext, Tuple,
+};
+
+/// A bolt with Storm's `IBasicBolt` semantics: every emit is anchored to the input tuple,
+/// and the input is acked when `execute` returns `Ok` and failed when it returns `Err`.
+///
+/// Register it with [`TopologyBuilder::set_basic_bolt`](crate::TopologyBuilder::set_basic_bolt).
+///
+/// ```
+/// use heron_api::{values, BasicBolt, BasicOutputCollector, FailedException, Fields,
+///                 OutputFieldsDeclarer, Tuple};
+///
+/// struct Upper;
+///
+/// impl BasicBolt for Upper {
+///     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+///         d.declare(Fields::new(["word"]));
+///     }
+///     fn execute(&mut self, input: &Tuple, c: &mut BasicOutputCollector)
+///         -> Result<(), FailedException>
+///     {
+///         let w = input.get_str(0).ok_or_else(|| FailedException::new("not a string"))?;
+///         c.emit(values![w.to_uppercase()]);
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait BasicBolt: Send {
+    /// Declares the streams this bolt emits on (none by default).
+    fn declare_output_fields(&self, _d: &mut OutputFieldsDeclarer) {}
+
+    /// Called once, before the first `execute`, with this task's context.
+    fn prepare(&mut self, _ctx: &TopologyContext) {}
+
+    /// Processes one input tuple; `Err` fails it (and reports the error if
+    /// [`FailedException::reported`] built it).
+    fn execute(
+        &mut self,
+        input: &Tuple,
+        collector: &mut BasicOutputCollector,
+    ) -> Result<(), FailedException>;
+
+    /// The bolt is shutting down.
+    fn cleanup(&mut self) {}
+}
+
+/// Runs a [`BasicBolt`] as a [`Bolt`]: anchors its emits to the input, acks on `Ok`,
+/// fails on `Err`.
+///
+/// ```
+/// use heron_api::{BasicBolt, BasicBoltAdapter, BasicOutputCollector, Bolt, FailedException, Tuple};
+/// struct Nop;
+/// impl BasicBolt for Nop {
+///     fn execute(&mut self, _: &Tuple, _: &mut BasicOutputCollector) -> Result<(), FailedException> {
+///         Ok(())
+///     }
+/// }
+/// let bolt: Box<dyn Bolt> = Box::new(BasicBoltAdapter::new(Nop));
+/// # drop(bolt);
+/// ```
+pub struct BasicBoltAdapter<B> {
+    inner: B,
+}
+
+impl<B: BasicBolt> BasicBoltAdapter<B> {
+    /// Wraps `bolt`.
+    pub fn new(bolt: B) -> Self {
+        BasicBoltAdapter { inner: bolt }
+    }
+
+    /// The wrapped bolt.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    /// The wrapped bolt, mutably.
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+}
+
+impl<B: BasicBolt> Bolt for BasicBoltAdapter<B> {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        self.inner.declare_output_fields(d)
+    }
+
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.inner.prepare(ctx)
+    }
+
+    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+        let result = {
+            let mut basic = BasicOutputCollector::new(collector.emitter_mut(), input);
+            self.inner.execute(input, &mut basic)
+        };
+        match result {
+            Ok(()) => collector.ack(input),
+            Err(e) => {
+                if e.is_reported() {
+                    collector.report_error(e.message());
+                }
+                collector.fail(input);
+            }
+        }
+    }
+
+    fn cleanup(&mut self) {
+        self.inner.cleanup()
+    }
+}

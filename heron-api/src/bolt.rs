@@ -1,0 +1,57 @@
+//! The bolt trait: a consumer (and producer) of tuples.
+
+use crate::{OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple};
+
+/// A tuple processor (Storm's `IBolt` + `IComponent`).
+///
+/// `prepare` is called once, then `execute` for every input tuple (and for tick tuples when
+/// `topology.tick.tuple.freq.ms` is set), then `cleanup` at shutdown (not guaranteed).
+/// In `ATLEAST_ONCE` mode a bolt must [`ack`](OutputCollector::ack) or
+/// [`fail`](OutputCollector::fail) every input tuple, and anchors its emits to the inputs
+/// they derive from; [`BasicBolt`](crate::BasicBolt) does both automatically.
+///
+/// ```
+/// use heron_api::{values, Bolt, Fields, OutputCollector, OutputFieldsDeclarer, Tuple};
+///
+/// struct Split;
+///
+/// impl Bolt for Split {
+///     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+///         d.declare(Fields::new(["word"]));
+///     }
+///     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+///         for w in input.get_str(0).unwrap_or("").split_whitespace() {
+///             collector.emit_anchored(&[input], values![w]);
+///         }
+///         collector.ack(input);
+///     }
+/// }
+/// ```
+pub trait Bolt: Send {
+    /// Declares the streams this bolt emits on (none by default).
+    fn declare_output_fields(&self, _d: &mut OutputFieldsDeclarer) {}
+
+    /// Called once, before the first `execute`, with this task's context.
+    fn prepare(&mut self, _ctx: &TopologyContext) {}
+
+    /// Processes one input tuple.
+    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector);
+
+    /// The bolt is shutting down.
+    fn cleanup(&mut self) {}
+}
+
+impl<B: Bolt + ?Sized> Bolt for Box<B> {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        (**self).declare_output_fields(d)
+    }
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        (**self).prepare(ctx)
+    }
+    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+        (**self).execute(input, collector)
+    }
+    fn cleanup(&mut self) {
+        (**self).cleanup()
+    }
+}

@@ -1,0 +1,180 @@
+//! The collectors user code emits through.
+
+use crate::tuple::DEFAULT_STREAM_ID;
+use crate::{Emitter, MessageId, Tuple, Values};
+
+/// What a spout emits through (Storm's `SpoutOutputCollector`).
+///
+/// Emitting on an undeclared stream, with the wrong number of values, or `emit` on a direct
+/// stream (`emit_direct` on a non-direct one) panics.
+///
+/// ```
+/// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
+/// let streams = [
+///     StreamDecl { id: "default".into(), fields: Fields::new(["n"]), direct: false },
+///     StreamDecl { id: "odd".into(), fields: Fields::new(["n"]), direct: false },
+/// ];
+/// let mut emitter = Emitter::new("numbers", 1, ReliabilityMode::AtLeastOnce, &streams);
+/// let mut c = SpoutOutputCollector::new(&mut emitter);
+/// c.emit(values![1]);                   // unreliable
+/// c.emit_with_id(values![2], 2);        // tracked until acked
+/// c.emit_stream("odd", values![3], None);
+/// assert_eq!(c.pending_count(), 1);
+/// ```
+pub struct SpoutOutputCollector<'a> {
+    emitter: &'a mut Emitter,
+}
+
+impl<'a> SpoutOutputCollector<'a> {
+    /// A collector writing to `emitter`.
+    pub fn new(emitter: &'a mut Emitter) -> Self {
+        SpoutOutputCollector { emitter }
+    }
+
+    /// Emits on the `default` stream without a message id (not tracked).
+    pub fn emit(&mut self, values: Values) {
+        self.emitter
+            .emit_spout(DEFAULT_STREAM_ID, None, values, None)
+    }
+
+    /// Emits on the `default` stream with a message id: `ack`/`fail` will be called with it.
+    pub fn emit_with_id(&mut self, values: Values, msg_id: impl Into<MessageId>) {
+        self.emitter
+            .emit_spout(DEFAULT_STREAM_ID, None, values, Some(msg_id.into()))
+    }
+
+    /// Emits on `stream`, with an optional message id.
+    pub fn emit_stream(&mut self, stream: &str, values: Values, msg_id: Option<MessageId>) {
+        self.emitter.emit_spout(stream, None, values, msg_id)
+    }
+
+    /// Emits on direct `stream` to consumer task `task`, with an optional message id.
+    pub fn emit_direct(
+        &mut self,
+        task: i32,
+        stream: &str,
+        values: Values,
+        msg_id: Option<MessageId>,
+    ) {
+        self.emitter.emit_spout(stream, Some(task), values, msg_id)
+    }
+
+    /// Reports an error (logged by the runtime).
+    pub fn report_error(&mut self, message: &str) {
+        self.emitter.report_error(message)
+    }
+
+    /// The number of tuples in flight (not yet acked, failed or expired).
+    pub fn pending_count(&self) -> usize {
+        self.emitter.in_flight()
+    }
+}
+
+/// What a bolt emits, acks and fails through (Storm's `OutputCollector`).
+///
+/// ```
+/// use heron_api::{values, Emitter, Fields, OutputCollector, ReliabilityMode, StreamDecl, Tuple};
+/// let streams = [StreamDecl { id: "default".into(), fields: Fields::new(["w"]), direct: false }];
+/// let mut emitter = Emitter::new("split", 2, ReliabilityMode::AtLeastOnce, &streams);
+/// let input = Tuple::new("spout", "default", 1, Fields::new(["line"]), values!["a b"]);
+/// let mut c = OutputCollector::new(&mut emitter);
+/// c.emit_anchored(&[&input], values!["a"]);
+/// c.emit(values!["b"]); // unanchored
+/// c.ack(&input);
+/// assert_eq!(emitter.counters().emitted, 2);
+/// assert_eq!(emitter.counters().acked, 1);
+/// ```
+pub struct OutputCollector<'a> {
+    emitter: &'a mut Emitter,
+}
+
+impl<'a> OutputCollector<'a> {
+    /// A collector writing to `emitter`.
+    pub fn new(emitter: &'a mut Emitter) -> Self {
+        OutputCollector { emitter }
+    }
+
+    pub(crate) fn emitter_mut(&mut self) -> &mut Emitter {
+        self.emitter
+    }
+
+    /// Emits on the `default` stream, unanchored.
+    pub fn emit(&mut self, values: Values) {
+        self.emitter.emit_bolt(DEFAULT_STREAM_ID, None, &[], values)
+    }
+
+    /// Emits on the `default` stream, anchored to `anchors`.
+    pub fn emit_anchored(&mut self, anchors: &[&Tuple], values: Values) {
+        self.emitter
+            .emit_bolt(DEFAULT_STREAM_ID, None, anchors, values)
+    }
+
+    /// Emits on `stream`, anchored to `anchors` (empty: unanchored).
+    pub fn emit_stream(&mut self, stream: &str, anchors: &[&Tuple], values: Values) {
+        self.emitter.emit_bolt(stream, None, anchors, values)
+    }
+
+    /// Emits on direct `stream` to consumer task `task`, anchored to `anchors`.
+    pub fn emit_direct(&mut self, task: i32, stream: &str, anchors: &[&Tuple], values: Values) {
+        self.emitter.emit_bolt(stream, Some(task), anchors, values)
+    }
+
+    /// Acks an input tuple.
+    pub fn ack(&mut self, input: &Tuple) {
+        self.emitter.ack(input)
+    }
+
+    /// Fails an input tuple: its spout's `fail` is called.
+    pub fn fail(&mut self, input: &Tuple) {
+        self.emitter.fail(input)
+    }
+
+    /// Reports an error (logged by the runtime).
+    pub fn report_error(&mut self, message: &str) {
+        self.emitter.report_error(message)
+    }
+}
+
+/// What a [`BasicBolt`](crate::BasicBolt) emits through: every emit is anchored to the input.
+///
+/// ```
+/// use heron_api::{values, BasicOutputCollector, Emitter, Fields, ReliabilityMode, StreamDecl, Tuple};
+/// let streams = [StreamDecl { id: "default".into(), fields: Fields::new(["w"]), direct: false }];
+/// let mut emitter = Emitter::new("upper", 2, ReliabilityMode::AtMostOnce, &streams);
+/// let input = Tuple::new("spout", "default", 1, Fields::new(["w"]), values!["a"]);
+/// BasicOutputCollector::new(&mut emitter, &input).emit(values!["A"]);
+/// assert_eq!(emitter.counters().emitted, 1);
+/// ```
+pub struct BasicOutputCollector<'a> {
+    emitter: &'a mut Emitter,
+    input: &'a Tuple,
+}
+
+impl<'a> BasicOutputCollector<'a> {
+    /// A collector writing to `emitter`, anchoring to `input`.
+    pub fn new(emitter: &'a mut Emitter, input: &'a Tuple) -> Self {
+        BasicOutputCollector { emitter, input }
+    }
+
+    /// Emits on the `default` stream, anchored to the input.
+    pub fn emit(&mut self, values: Values) {
+        self.emitter
+            .emit_bolt(DEFAULT_STREAM_ID, None, &[self.input], values)
+    }
+
+    /// Emits on `stream`, anchored to the input.
+    pub fn emit_stream(&mut self, stream: &str, values: Values) {
+        self.emitter.emit_bolt(stream, None, &[self.input], values)
+    }
+
+    /// Emits on direct `stream` to consumer task `task`, anchored to the input.
+    pub fn emit_direct(&mut self, task: i32, stream: &str, values: Values) {
+        self.emitter
+            .emit_bolt(stream, Some(task), &[self.input], values)
+    }
+
+    /// Reports an error (logged by the runtime).
+    pub fn report_error(&mut self, message: &str) {
+        self.emitter.report_error(message)
+    }
+}

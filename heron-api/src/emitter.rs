@@ -1,0 +1,522 @@
+//! The runtime-facing side of the collectors: validates emits, encodes tuples, tracks
+//! spout tuples in flight and accumulates the outgoing batch.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use heron_proto::codec::{encode_message, HeronCodec, ReqId};
+use heron_proto::system::{AckTuple, HeronControlTupleSet, HeronTupleSet, RootId};
+
+use crate::{
+    CustomStreamGrouping, HeronTopology, MessageId, ReliabilityMode, StreamDecl, TopologyContext,
+    Tuple, Value, Values,
+};
+
+/// A data tuple set is closed when it holds this many tuples (Heron's
+/// `heron.instance.set.data.tuple.capacity`).
+pub const DATA_SET_MAX_TUPLES: usize = 10_240;
+/// A data tuple set is closed when its values reach about this many bytes.
+pub const DATA_SET_MAX_BYTES: usize = 1 << 20;
+/// A control set is closed when it holds this many acks and fails.
+pub const CONTROL_SET_MAX_TUPLES: usize = 1024;
+/// The largest encoded tuple an instance accepts (a frame is at most 10 MiB).
+pub const MAX_TUPLE_BYTES: usize = 9 << 20;
+/// Rough size of one encoded ack or fail.
+const CONTROL_TUPLE_BYTES: usize = 24;
+
+/// Cumulative counters of one task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmitterCounters {
+    /// Tuples emitted.
+    pub emitted: u64,
+    /// Tuples executed (bolts; the runtime counts them).
+    pub executed: u64,
+    /// Tuples acked: a bolt's `ack` calls, or a spout's `ack` callbacks.
+    pub acked: u64,
+    /// Tuples failed: a bolt's `fail` calls, or a spout's `fail` callbacks (timeouts included).
+    pub failed: u64,
+}
+
+struct OutStream {
+    decl: StreamDecl,
+    /// The encoded `stream` field of this stream's data sets.
+    stream_field: Vec<u8>,
+    custom: Vec<Box<dyn CustomStreamGrouping>>,
+}
+
+/// The spout's tuples in flight (ATLEAST_ONCE): root key → (message id, emit time), with
+/// insertion order kept for expiry.
+#[derive(Default)]
+struct InFlight {
+    map: HashMap<i64, (MessageId, Instant)>,
+    order: VecDeque<(i64, Instant)>,
+}
+
+impl InFlight {
+    fn insert(&mut self, key: i64, msg: MessageId, at: Instant) {
+        self.map.insert(key, (msg, at));
+        self.order.push_back((key, at));
+    }
+
+    fn remove(&mut self, key: i64) -> Option<(MessageId, Instant)> {
+        let found = self.map.remove(&key);
+        // Keep `order` from growing without bound with entries already acked.
+        if found.is_some() && self.order.len() > 2 * self.map.len() + 1024 {
+            let map = &self.map;
+            self.order.retain(|(k, _)| map.contains_key(k));
+        }
+        found
+    }
+
+    fn expire(&mut self, deadline: Instant, out: &mut Vec<MessageId>) {
+        while let Some(&(key, at)) = self.order.front() {
+            if at > deadline {
+                break;
+            }
+            self.order.pop_front();
+            if let Some((msg, emitted)) = self.map.remove(&key) {
+                if emitted == at {
+                    out.push(msg);
+                } else {
+                    self.map.insert(key, (msg, emitted));
+                }
+            }
+        }
+    }
+}
+
+/// A fast per-task PRNG (wyrand) for root keys, seeded from the OS.
+struct KeyRng(u64);
+
+impl KeyRng {
+    fn new() -> Self {
+        KeyRng(rand::random())
+    }
+
+    fn next_nonzero(&mut self) -> i64 {
+        loop {
+            self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
+            let t = u128::from(self.0).wrapping_mul(u128::from(self.0 ^ 0xe703_7ed1_a0b4_28db));
+            let k = ((t >> 64) as u64 ^ t as u64) as i64;
+            if k != 0 {
+                return k;
+            }
+        }
+    }
+}
+
+/// Accumulates one task's output. The instance owns one per task; collectors are thin
+/// `&mut Emitter` wrappers made for each call into user code.
+///
+/// Emits are validated (declared stream, one value per field, `emit_direct` only on direct
+/// streams); misuse panics with a message naming the component and stream, as Storm's
+/// exceptions do. Output is a list of `HeronTupleSet`s: one per run of same-stream data
+/// tuples (bounded in size), then one with the acks and fails.
+///
+/// ```
+/// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
+/// let streams = [StreamDecl { id: "default".into(), fields: Fields::new(["n"]), direct: false }];
+/// let mut emitter = Emitter::new("spout", 1, ReliabilityMode::AtMostOnce, &streams);
+/// SpoutOutputCollector::new(&mut emitter).emit_with_id(values![7], 7);
+/// let sets = emitter.take_output();
+/// assert_eq!(sets.len(), 1);
+/// assert_eq!(sets[0].data.as_ref().unwrap().tuples.len(), 1);
+/// // At most once: the message id is acked right away.
+/// assert_eq!(emitter.take_immediate_acks(), vec![heron_api::Value::Int(7)]);
+/// ```
+pub struct Emitter {
+    component: String,
+    task_id: i32,
+    mode: ReliabilityMode,
+    streams: Vec<OutStream>,
+    last_stream: usize,
+    /// Whole packets ready to send.
+    frames: BytesMut,
+    /// The stream of the open data set, if one is open.
+    open: Option<usize>,
+    /// The encoded tuples of the open data set.
+    tuples: BytesMut,
+    open_count: usize,
+    control: HeronControlTupleSet,
+    control_len: usize,
+    dests: Vec<i32>,
+    roots: Vec<(i32, i64)>,
+    in_flight: InFlight,
+    immediate_acks: Vec<MessageId>,
+    errors: Vec<String>,
+    counters: EmitterCounters,
+    rng: KeyRng,
+}
+
+impl Emitter {
+    /// An emitter for task `task_id` of `component`, which declared `streams`.
+    pub fn new(
+        component: &str,
+        task_id: i32,
+        mode: ReliabilityMode,
+        streams: &[StreamDecl],
+    ) -> Emitter {
+        let streams = streams
+            .iter()
+            .map(|d| OutStream {
+                stream_field: crate::wire::stream_field(&d.id, component),
+                decl: d.clone(),
+                custom: Vec::new(),
+            })
+            .collect();
+        Emitter {
+            component: component.to_owned(),
+            task_id,
+            mode,
+            streams,
+            last_stream: 0,
+            frames: BytesMut::new(),
+            open: None,
+            tuples: BytesMut::new(),
+            open_count: 0,
+            control: HeronControlTupleSet::default(),
+            control_len: 0,
+            dests: Vec::new(),
+            roots: Vec::new(),
+            in_flight: InFlight::default(),
+            immediate_acks: Vec::new(),
+            errors: Vec::new(),
+            counters: EmitterCounters::default(),
+            rng: KeyRng::new(),
+        }
+    }
+
+    /// The emitter of the task `ctx` describes: its component's streams from `topology`,
+    /// the reliability mode from the context's configuration, and a prepared instance of
+    /// every custom grouping that consumes one of its streams.
+    pub fn for_task(topology: &HeronTopology, ctx: &TopologyContext) -> Emitter {
+        let component = ctx.component_id();
+        let streams = topology.outputs(component).unwrap_or(&[]);
+        let mut emitter = Emitter::new(
+            component,
+            ctx.task_id(),
+            ctx.config().reliability_mode(),
+            streams,
+        );
+        for (consumer, stream, mut grouping) in topology.custom_groupings_from(component) {
+            grouping.prepare(ctx, &stream, ctx.component_tasks(&consumer));
+            emitter.add_custom_grouping(&stream, grouping);
+        }
+        emitter
+    }
+
+    /// Adds an already prepared custom grouping that consumes `stream`.
+    ///
+    /// # Panics
+    /// If `stream` is not declared.
+    pub fn add_custom_grouping(&mut self, stream: &str, grouping: Box<dyn CustomStreamGrouping>) {
+        let i = self.stream_index(stream);
+        self.streams[i].custom.push(grouping);
+    }
+
+    /// The task id.
+    pub fn task_id(&self) -> i32 {
+        self.task_id
+    }
+
+    /// The component name.
+    pub fn component(&self) -> &str {
+        &self.component
+    }
+
+    /// The reliability mode.
+    pub fn reliability_mode(&self) -> ReliabilityMode {
+        self.mode
+    }
+
+    fn stream_index(&mut self, stream: &str) -> usize {
+        if let Some(s) = self.streams.get(self.last_stream) {
+            if s.decl.id == stream {
+                return self.last_stream;
+            }
+        }
+        match self.streams.iter().position(|s| s.decl.id == stream) {
+            Some(i) => {
+                self.last_stream = i;
+                i
+            }
+            None => panic!(
+                "component {:?} (task {}) emitted on stream {stream:?}, which it does not declare \
+                 in declare_output_fields",
+                self.component, self.task_id
+            ),
+        }
+    }
+
+    /// Validates and queues one data tuple.
+    fn push(&mut self, stream: &str, direct: Option<i32>, values: Values, roots: &[(i32, i64)]) {
+        let si = self.stream_index(stream);
+        let out = &mut self.streams[si];
+        if values.len() != out.decl.fields.len() {
+            panic!(
+                "component {:?} emitted {} values on stream {stream:?}, which declares {} fields {}",
+                self.component,
+                values.len(),
+                out.decl.fields.len(),
+                out.decl.fields
+            );
+        }
+        self.dests.clear();
+        match (direct, out.decl.direct) {
+            (Some(task), true) => self.dests.push(task),
+            (None, false) => {
+                for g in &mut out.custom {
+                    self.dests.extend(g.choose_tasks(&values));
+                }
+            }
+            (Some(_), false) => panic!(
+                "component {:?} used emit_direct on stream {stream:?}, which is not declared direct",
+                self.component
+            ),
+            (None, true) => panic!(
+                "component {:?} emitted on direct stream {stream:?} without emit_direct",
+                self.component
+            ),
+        }
+        let size: usize = values.iter().map(Value::encoded_len).sum();
+        if size > MAX_TUPLE_BYTES {
+            panic!(
+                "component {:?} emitted a tuple of {size} bytes on stream {stream:?}; the limit is \
+                 {MAX_TUPLE_BYTES} bytes",
+                self.component
+            );
+        }
+        if self.open != Some(si)
+            || self.open_count >= DATA_SET_MAX_TUPLES
+            || self.tuples.len() >= DATA_SET_MAX_BYTES
+        {
+            self.close_data();
+            self.open = Some(si);
+        }
+        crate::wire::put_data_tuple(&mut self.tuples, roots, &values, &self.dests);
+        self.open_count += 1;
+        self.counters.emitted += 1;
+    }
+
+    fn close_data(&mut self) {
+        if let Some(si) = self.open.take() {
+            crate::wire::put_data_set_frame(
+                &mut self.frames,
+                &self.streams[si].stream_field,
+                &self.tuples,
+                self.task_id,
+            );
+            self.tuples.clear();
+            self.open_count = 0;
+        }
+    }
+
+    fn close_control(&mut self) {
+        if self.control_len > 0 {
+            self.close_data();
+            let set = HeronTupleSet {
+                data: None,
+                control: Some(std::mem::take(&mut self.control)),
+                src_task_id: self.task_id,
+            };
+            encode_message(&mut self.frames, &ReqId::ZERO, &set);
+            self.control_len = 0;
+        }
+    }
+
+    /// A spout emit. With a message id: in `ATLEAST_ONCE` mode the tuple gets a fresh root
+    /// and is tracked until acked, failed or expired; otherwise the id is queued for an
+    /// immediate `ack` (see [`take_immediate_acks`](Self::take_immediate_acks)).
+    pub fn emit_spout(
+        &mut self,
+        stream: &str,
+        direct: Option<i32>,
+        values: Values,
+        msg_id: Option<MessageId>,
+    ) {
+        match msg_id {
+            Some(msg) if self.mode.is_acking() => {
+                let key = loop {
+                    let k = self.rng.next_nonzero();
+                    if !self.in_flight.map.contains_key(&k) {
+                        break k;
+                    }
+                };
+                self.push(stream, direct, values, &[(self.task_id, key)]);
+                self.in_flight.insert(key, msg, Instant::now());
+            }
+            Some(msg) => {
+                self.push(stream, direct, values, &[]);
+                self.immediate_acks.push(msg);
+            }
+            None => self.push(stream, direct, values, &[]),
+        }
+    }
+
+    /// A bolt emit anchored to `anchors` (none: unanchored). In `ATLEAST_ONCE` mode the tuple
+    /// carries the union of the anchors' roots.
+    pub fn emit_bolt(
+        &mut self,
+        stream: &str,
+        direct: Option<i32>,
+        anchors: &[&Tuple],
+        values: Values,
+    ) {
+        let mut roots = std::mem::take(&mut self.roots);
+        roots.clear();
+        if self.mode.is_acking() {
+            for anchor in anchors {
+                for root in anchor.roots() {
+                    if !roots.contains(root) {
+                        roots.push(*root);
+                    }
+                }
+            }
+        }
+        self.push(stream, direct, values, &roots);
+        self.roots = roots;
+    }
+
+    fn control_tuple(tuple: &Tuple) -> AckTuple {
+        AckTuple {
+            roots: tuple
+                .roots()
+                .iter()
+                .map(|&(taskid, key)| RootId { taskid, key })
+                .collect(),
+            ackedtuple: tuple.key(),
+        }
+    }
+
+    /// A bolt acks an input tuple. In `ATLEAST_ONCE` mode a tuple with roots adds an
+    /// `AckTuple{roots, ackedtuple: key}` to the control set.
+    pub fn ack(&mut self, tuple: &Tuple) {
+        self.counters.acked += 1;
+        if self.mode.is_acking() && !tuple.roots().is_empty() {
+            self.control.acks.push(Self::control_tuple(tuple));
+            self.after_control();
+        }
+    }
+
+    /// A bolt fails an input tuple (see [`ack`](Self::ack)).
+    pub fn fail(&mut self, tuple: &Tuple) {
+        self.counters.failed += 1;
+        if self.mode.is_acking() && !tuple.roots().is_empty() {
+            self.control.fails.push(Self::control_tuple(tuple));
+            self.after_control();
+        }
+    }
+
+    fn after_control(&mut self) {
+        self.control_len += 1;
+        if self.control_len >= CONTROL_SET_MAX_TUPLES {
+            self.close_control();
+        }
+    }
+
+    /// Records an error a component reported; the runtime logs it.
+    pub fn report_error(&mut self, message: &str) {
+        self.errors.push(message.to_owned());
+    }
+
+    /// Takes the reported errors.
+    pub fn take_errors(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// `true` when output is waiting.
+    pub fn has_output(&self) -> bool {
+        self.open.is_some() || !self.frames.is_empty() || self.control_len > 0
+    }
+
+    /// Roughly how many bytes of output are waiting.
+    pub fn pending_bytes(&self) -> usize {
+        self.frames.len() + self.tuples.len() + self.control_len * CONTROL_TUPLE_BYTES
+    }
+
+    /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
+    /// emit order, then the acks and fails. Empty when there is nothing.
+    pub fn take_frames(&mut self) -> Bytes {
+        self.close_data();
+        self.close_control();
+        self.frames.split().freeze()
+    }
+
+    /// Takes the waiting output decoded (for tests; the runtime uses
+    /// [`take_frames`](Self::take_frames)).
+    pub fn take_output(&mut self) -> Vec<HeronTupleSet> {
+        let mut frames = BytesMut::from(&self.take_frames()[..]);
+        let codec = HeronCodec::new(0);
+        let mut out = Vec::new();
+        while let Some(packet) = codec
+            .decode_packet(&mut frames)
+            .expect("well-formed frames")
+        {
+            out.push(packet.decode().expect("a HeronTupleSet"));
+        }
+        out
+    }
+
+    /// Takes the message ids to ack right away (modes without acking); counts them as acked.
+    pub fn take_immediate_acks(&mut self) -> Vec<MessageId> {
+        self.counters.acked += self.immediate_acks.len() as u64;
+        std::mem::take(&mut self.immediate_acks)
+    }
+
+    /// Moves the message ids to ack right away into `out` (no allocation when `out` has
+    /// room); counts them as acked.
+    pub fn take_immediate_acks_into(&mut self, out: &mut Vec<MessageId>) {
+        self.counters.acked += self.immediate_acks.len() as u64;
+        out.append(&mut self.immediate_acks);
+    }
+
+    /// `true` when message ids wait for an immediate ack.
+    pub fn has_immediate_acks(&self) -> bool {
+        !self.immediate_acks.is_empty()
+    }
+
+    /// The number of spout tuples in flight (`ATLEAST_ONCE`).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.map.len()
+    }
+
+    /// The tuple tree of `root_key` completed: its message id and time since emit, counted
+    /// as acked. `None` for an unknown (expired) key.
+    pub fn spout_acked(&mut self, root_key: i64) -> Option<(MessageId, Duration)> {
+        let (msg, at) = self.in_flight.remove(root_key)?;
+        self.counters.acked += 1;
+        Some((msg, at.elapsed()))
+    }
+
+    /// The tuple tree of `root_key` failed: its message id, counted as failed.
+    pub fn spout_failed(&mut self, root_key: i64) -> Option<MessageId> {
+        let (msg, _) = self.in_flight.remove(root_key)?;
+        self.counters.failed += 1;
+        Some(msg)
+    }
+
+    /// Removes the tuples emitted at or before `now - timeout` and returns their message ids,
+    /// oldest first, counted as failed.
+    pub fn expire(&mut self, now: Instant, timeout: Duration) -> Vec<MessageId> {
+        let mut out = Vec::new();
+        if let Some(deadline) = now.checked_sub(timeout) {
+            self.in_flight.expire(deadline, &mut out);
+        }
+        self.counters.failed += out.len() as u64;
+        out
+    }
+
+    /// Counts one executed tuple (called by the runtime).
+    pub fn count_executed(&mut self) {
+        self.counters.executed += 1;
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> EmitterCounters {
+        self.counters
+    }
+}
+
+#[cfg(test)]
+mod tests;

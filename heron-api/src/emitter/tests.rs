@@ -1,0 +1,409 @@
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::{
+    values, BasicBolt, BasicBoltAdapter, BasicOutputCollector, Bolt, FailedException, Fields,
+    OutputCollector, SpoutOutputCollector,
+};
+use heron_proto::system::HeronDataTupleSet;
+
+fn decl(id: &str, fields: &[&str], direct: bool) -> StreamDecl {
+    StreamDecl {
+        id: id.into(),
+        fields: Fields::new(fields.iter().copied()),
+        direct,
+    }
+}
+
+fn emitter(mode: ReliabilityMode) -> Emitter {
+    Emitter::new(
+        "comp",
+        5,
+        mode,
+        &[
+            decl("default", &["w", "n"], false),
+            decl("other", &["x"], false),
+            decl("direct", &["x"], true),
+        ],
+    )
+}
+
+fn input(roots: Vec<(i32, i64)>, key: i64) -> Tuple {
+    let source = Arc::new(crate::TupleSource::new("up", "default", Fields::new(["x"])));
+    Tuple::from_runtime(source, 1, values!["in"], key, &roots)
+}
+
+fn data(set: &HeronTupleSet) -> &HeronDataTupleSet {
+    set.data.as_ref().expect("a data set")
+}
+
+#[test]
+fn atmost_once_spout_emit_is_acked_immediately_without_roots() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    let mut c = SpoutOutputCollector::new(&mut e);
+    c.emit_with_id(values!["a", 1], "m1");
+    c.emit(values!["b", 2]);
+    assert_eq!(c.pending_count(), 0);
+    assert_eq!(e.in_flight(), 0);
+    assert_eq!(e.take_immediate_acks(), vec![Value::from("m1")]);
+    assert!(e.take_immediate_acks().is_empty());
+    let out = e.take_output();
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].src_task_id, 5);
+    assert!(out[0].control.is_none());
+    let d = data(&out[0]);
+    assert_eq!(d.stream.id, "default");
+    assert_eq!(d.stream.component_name, "comp");
+    assert_eq!(d.tuples.len(), 2);
+    for t in &d.tuples {
+        assert_eq!(t.key, 0);
+        assert!(t.roots.is_empty());
+        assert!(t.dest_task_ids.is_empty());
+    }
+    let mut expected = Vec::new();
+    Value::from("a").encode(&mut expected);
+    assert_eq!(&d.tuples[0].values[0][..], &expected[..]);
+    assert_eq!(Value::decode(&d.tuples[0].values[1]), Ok(Value::Int(1)));
+    assert_eq!(e.counters().emitted, 2);
+    assert_eq!(e.counters().acked, 1);
+    assert!(!e.has_output());
+    assert_eq!(e.pending_bytes(), 0);
+}
+
+#[test]
+fn atleast_once_spout_emit_tracks_a_root() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    SpoutOutputCollector::new(&mut e).emit_with_id(values!["a", 1], 11);
+    SpoutOutputCollector::new(&mut e).emit_with_id(values!["b", 2], 12);
+    SpoutOutputCollector::new(&mut e).emit(values!["c", 3]);
+    assert_eq!(e.in_flight(), 2);
+    assert!(e.take_immediate_acks().is_empty());
+    let out = e.take_output();
+    let tuples = &data(&out[0]).tuples;
+    assert_eq!(tuples.len(), 3);
+    let r1 = &tuples[0].roots;
+    let r2 = &tuples[1].roots;
+    assert_eq!(r1.len(), 1);
+    assert_eq!(r1[0].taskid, 5);
+    assert_ne!(r1[0].key, 0);
+    assert_ne!(r1[0].key, r2[0].key);
+    assert!(tuples[2].roots.is_empty(), "no message id: untracked");
+    assert_eq!(tuples[0].key, 0, "the stmgr assigns tuple keys");
+
+    let (msg, _latency) = e.spout_acked(r1[0].key).expect("in flight");
+    assert_eq!(msg, Value::Int(11));
+    assert!(e.spout_acked(r1[0].key).is_none(), "acked once");
+    assert_eq!(e.spout_failed(r2[0].key), Some(Value::Int(12)));
+    assert_eq!(e.in_flight(), 0);
+    let c = e.counters();
+    assert_eq!((c.emitted, c.acked, c.failed), (3, 1, 1));
+}
+
+#[test]
+fn expire_fails_old_tuples_oldest_first() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    for i in 0..3 {
+        SpoutOutputCollector::new(&mut e).emit_with_id(values!["a", i], i);
+    }
+    let keys: Vec<i64> = data(&e.take_output()[0])
+        .tuples
+        .iter()
+        .map(|t| t.roots[0].key)
+        .collect();
+    assert!(e.spout_acked(keys[1]).is_some());
+    let timeout = Duration::from_secs(30);
+    assert!(
+        e.expire(Instant::now(), timeout).is_empty(),
+        "nothing is old yet"
+    );
+    let later = Instant::now() + timeout;
+    assert_eq!(e.expire(later, timeout), vec![Value::Int(0), Value::Int(2)]);
+    assert_eq!(e.in_flight(), 0);
+    assert_eq!(e.counters().failed, 2);
+    assert!(e.spout_acked(keys[0]).is_none(), "expired entries are gone");
+}
+
+#[test]
+fn in_flight_order_is_compacted() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    for i in 0..5000 {
+        SpoutOutputCollector::new(&mut e).emit_with_id(values!["a", i], i);
+        let out = e.take_output();
+        let key = data(&out[0]).tuples[0].roots[0].key;
+        e.spout_acked(key).unwrap();
+    }
+    assert!(
+        e.in_flight.order.len() <= 1025,
+        "{}",
+        e.in_flight.order.len()
+    );
+}
+
+#[test]
+fn one_set_per_run_of_same_stream_tuples_then_control() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let t = input(vec![(1, 77)], 99);
+    let mut c = OutputCollector::new(&mut e);
+    c.emit_anchored(&[&t], values!["a", 1]);
+    c.emit_anchored(&[&t], values!["b", 2]);
+    c.emit_stream("other", &[&t], values!["x"]);
+    c.ack(&t);
+    c.emit(values!["c", 3]);
+    let out = e.take_output();
+    let streams: Vec<Option<(&str, usize)>> = out
+        .iter()
+        .map(|s| {
+            s.data
+                .as_ref()
+                .map(|d| (d.stream.id.as_str(), d.tuples.len()))
+        })
+        .collect();
+    assert_eq!(
+        streams,
+        vec![
+            Some(("default", 2)),
+            Some(("other", 1)),
+            Some(("default", 1)),
+            None
+        ]
+    );
+    let control = out[3].control.as_ref().unwrap();
+    assert_eq!(control.acks.len(), 1);
+    assert_eq!(control.acks[0].ackedtuple, 99);
+    assert_eq!(control.acks[0].roots, vec![RootId { taskid: 1, key: 77 }]);
+    assert!(out.iter().all(|s| s.src_task_id == 5));
+    let d0 = data(&out[0]);
+    assert_eq!(d0.tuples[0].roots, vec![RootId { taskid: 1, key: 77 }]);
+    assert!(data(&out[2]).tuples[0].roots.is_empty(), "unanchored");
+}
+
+#[test]
+fn anchored_emit_carries_the_union_of_roots() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let a = input(vec![(1, 10), (2, 20)], 1);
+    let b = input(vec![(2, 20), (3, 30)], 2);
+    OutputCollector::new(&mut e).emit_anchored(&[&a, &b], values!["a", 1]);
+    let out = e.take_output();
+    let roots: Vec<(i32, i64)> = data(&out[0]).tuples[0]
+        .roots
+        .iter()
+        .map(|r| (r.taskid, r.key))
+        .collect();
+    assert_eq!(roots, vec![(1, 10), (2, 20), (3, 30)]);
+}
+
+#[test]
+fn atmost_once_bolt_sends_no_roots_and_no_acks() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    let t = input(vec![(1, 10)], 4);
+    let mut c = OutputCollector::new(&mut e);
+    c.emit_anchored(&[&t], values!["a", 1]);
+    c.ack(&t);
+    c.fail(&t);
+    let out = e.take_output();
+    assert_eq!(out.len(), 1);
+    assert!(data(&out[0]).tuples[0].roots.is_empty());
+    assert_eq!(e.counters().acked, 1);
+    assert_eq!(e.counters().failed, 1);
+}
+
+#[test]
+fn fail_and_rootless_ack_in_atleast_once() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let rootless = input(vec![], 0);
+    let t = input(vec![(1, 10)], 4);
+    let mut c = OutputCollector::new(&mut e);
+    c.ack(&rootless);
+    assert!(
+        !e.has_output(),
+        "nothing to tell the stmgr about an untracked tuple"
+    );
+    OutputCollector::new(&mut e).fail(&t);
+    let out = e.take_output();
+    assert_eq!(out.len(), 1);
+    let control = out[0].control.as_ref().unwrap();
+    assert!(control.acks.is_empty());
+    assert_eq!(control.fails.len(), 1);
+    assert_eq!(control.fails[0].ackedtuple, 4);
+}
+
+#[test]
+fn control_sets_are_bounded_and_keep_order() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let t = input(vec![(1, 10)], 4);
+    OutputCollector::new(&mut e).emit_anchored(&[&t], values!["a", 1]);
+    for _ in 0..CONTROL_SET_MAX_TUPLES {
+        OutputCollector::new(&mut e).ack(&t);
+    }
+    OutputCollector::new(&mut e).emit_anchored(&[&t], values!["b", 2]);
+    OutputCollector::new(&mut e).ack(&t);
+    let out = e.take_output();
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|s| if s.data.is_some() { "data" } else { "control" })
+        .collect();
+    assert_eq!(kinds, ["data", "control", "data", "control"]);
+    assert_eq!(
+        out[1].control.as_ref().unwrap().acks.len(),
+        CONTROL_SET_MAX_TUPLES
+    );
+}
+
+#[test]
+fn data_sets_are_bounded() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    for i in 0..DATA_SET_MAX_TUPLES + 1 {
+        OutputCollector::new(&mut e).emit(values!["w", i]);
+    }
+    let big = "x".repeat(DATA_SET_MAX_BYTES);
+    OutputCollector::new(&mut e).emit(values![big, 0]);
+    OutputCollector::new(&mut e).emit(values!["y", 0]);
+    let out = e.take_output();
+    let sizes: Vec<usize> = out.iter().map(|s| data(s).tuples.len()).collect();
+    assert_eq!(sizes, [DATA_SET_MAX_TUPLES, 2, 1]);
+}
+
+#[test]
+fn emit_direct_sets_the_destination() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    SpoutOutputCollector::new(&mut e).emit_direct(9, "direct", values!["x"], None);
+    let out = e.take_output();
+    assert_eq!(data(&out[0]).tuples[0].dest_task_ids, vec![9]);
+}
+
+#[test]
+#[should_panic(expected = "stream \"nope\", which it does not declare")]
+fn undeclared_stream_panics() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    OutputCollector::new(&mut e).emit_stream("nope", &[], values!["x"]);
+}
+
+#[test]
+#[should_panic(expected = "emitted 1 values on stream \"default\", which declares 2 fields [w, n]")]
+fn wrong_value_count_panics() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    OutputCollector::new(&mut e).emit(values!["x"]);
+}
+
+#[test]
+#[should_panic(expected = "emit_direct on stream \"other\", which is not declared direct")]
+fn emit_direct_on_plain_stream_panics() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    OutputCollector::new(&mut e).emit_direct(1, "other", &[], values!["x"]);
+}
+
+#[test]
+#[should_panic(expected = "emitted on direct stream \"direct\" without emit_direct")]
+fn plain_emit_on_direct_stream_panics() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    OutputCollector::new(&mut e).emit_stream("direct", &[], values!["x"]);
+}
+
+#[derive(Clone)]
+struct ByLen {
+    tasks: Vec<i32>,
+    stream: String,
+}
+
+impl CustomStreamGrouping for ByLen {
+    fn prepare(&mut self, _ctx: &TopologyContext, stream: &str, target_tasks: &[i32]) {
+        self.tasks = target_tasks.to_vec();
+        self.stream = stream.to_owned();
+    }
+    fn choose_tasks(&mut self, values: &[Value]) -> Vec<i32> {
+        assert_eq!(self.stream, "default", "prepared before use");
+        let n = values[0].as_str().unwrap().len();
+        vec![self.tasks[n % self.tasks.len()]]
+    }
+}
+
+struct Src;
+impl crate::Spout for Src {
+    fn declare_output_fields(&self, d: &mut crate::OutputFieldsDeclarer) {
+        d.declare(Fields::new(["w"]));
+    }
+    fn next_tuple(&mut self, _: &mut SpoutOutputCollector) {}
+}
+struct Sink;
+impl Bolt for Sink {
+    fn execute(&mut self, _: &Tuple, _: &mut OutputCollector) {}
+}
+
+#[test]
+fn custom_grouping_chooses_destinations() {
+    let mut b = crate::TopologyBuilder::new();
+    b.set_spout("src", || Src, 1);
+    let g = ByLen {
+        tasks: vec![],
+        stream: String::new(),
+    };
+    b.set_bolt("sink", || Sink, 2)
+        .custom_grouping("src", "default", g);
+    b.set_bolt("other", || Sink, 1).shuffle_grouping("src");
+    let topology = b.build("t", crate::Config::new()).unwrap();
+    let ctx = TopologyContext::builder("t", "src", 1)
+        .component_tasks("sink", [3, 2])
+        .component_tasks("other", [4])
+        .build();
+    let mut e = Emitter::for_task(&topology, &ctx);
+    let mut c = SpoutOutputCollector::new(&mut e);
+    c.emit(values!["ab"]);
+    c.emit(values!["abc"]);
+    let out = e.take_output();
+    let dests: Vec<Vec<i32>> = data(&out[0])
+        .tuples
+        .iter()
+        .map(|t| t.dest_task_ids.clone())
+        .collect();
+    assert_eq!(dests, vec![vec![2], vec![3]]);
+}
+
+struct Upper {
+    fail_on: &'static str,
+}
+impl BasicBolt for Upper {
+    fn execute(&mut self, t: &Tuple, c: &mut BasicOutputCollector) -> Result<(), FailedException> {
+        let w = t.get_str(0).unwrap();
+        if w == self.fail_on {
+            return Err(FailedException::reported("bad word"));
+        }
+        c.emit(values![w.to_uppercase(), 1]);
+        Ok(())
+    }
+}
+
+#[test]
+fn basic_bolt_anchors_acks_and_fails() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let mut bolt = BasicBoltAdapter::new(Upper { fail_on: "bad" });
+    let source = Arc::new(crate::TupleSource::new("up", "default", Fields::new(["w"])));
+    let good = Tuple::from_runtime(source.clone(), 1, values!["in"], 41, &[(1, 10)]);
+    let bad = Tuple::from_runtime(source, 1, values!["bad"], 42, &[(1, 11)]);
+    bolt.execute(&good, &mut OutputCollector::new(&mut e));
+    bolt.execute(&bad, &mut OutputCollector::new(&mut e));
+    assert_eq!(e.take_errors(), vec!["bad word".to_string()]);
+    let out = e.take_output();
+    assert_eq!(out.len(), 2);
+    let t = &data(&out[0]).tuples[0];
+    assert_eq!(Value::decode(&t.values[0]), Ok(Value::from("IN")));
+    assert_eq!(
+        t.roots,
+        vec![RootId { taskid: 1, key: 10 }],
+        "anchored to the input"
+    );
+    let control = out[1].control.as_ref().unwrap();
+    assert_eq!(control.acks.len(), 1);
+    assert_eq!(control.acks[0].ackedtuple, 41);
+    assert_eq!(control.fails.len(), 1);
+    assert_eq!(control.fails[0].ackedtuple, 42);
+}
+
+#[test]
+fn key_rng_never_yields_zero_and_varies() {
+    let mut r = KeyRng(0);
+    let keys: Vec<i64> = (0..1000).map(|_| r.next_nonzero()).collect();
+    assert!(keys.iter().all(|&k| k != 0));
+    let unique: std::collections::HashSet<_> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len());
+}

@@ -1,0 +1,433 @@
+//! Tuple values and their wire encoding.
+
+use std::fmt;
+
+/// One value of a tuple.
+///
+/// Values travel between processes in heron-rs's own stable encoding: one tag byte followed by
+/// the payload (see [`Value::encode`]). Build them with `From` conversions or the
+/// [`values!`](crate::values) macro.
+///
+/// ```
+/// use heron_api::Value;
+/// let v = Value::from("hello");
+/// assert_eq!(v.as_str(), Some("hello"));
+/// assert_eq!(Value::from(42).as_i64(), Some(42));
+/// assert!(Value::Null.is_null());
+/// ```
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Value {
+    /// No value.
+    #[default]
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A signed 64-bit integer (all integer types convert to this).
+    Int(i64),
+    /// A 64-bit float.
+    Float(f64),
+    /// A UTF-8 string.
+    Str(String),
+    /// Raw bytes.
+    Bytes(Vec<u8>),
+}
+
+/// The values of one tuple, in the order of the stream's [`Fields`](crate::Fields).
+pub type Values = Vec<Value>;
+
+/// A spout's message id: handed back to [`Spout::ack`](crate::Spout::ack) and
+/// [`Spout::fail`](crate::Spout::fail).
+pub type MessageId = Value;
+
+/// Builds a [`Values`] from anything that converts into [`Value`].
+///
+/// ```
+/// use heron_api::{values, Value};
+/// let v = values!["word", 1, true];
+/// assert_eq!(v, vec![Value::Str("word".into()), Value::Int(1), Value::Bool(true)]);
+/// let empty = values![];
+/// assert!(empty.is_empty());
+/// ```
+#[macro_export]
+macro_rules! values {
+    () => { ::std::vec::Vec::<$crate::Value>::new() };
+    ($($x:expr),+ $(,)?) => { ::std::vec![$($crate::Value::from($x)),+] };
+}
+
+/// Tag bytes of the value encoding (docs/internals.md, "Tuple values").
+mod tag {
+    pub const NULL: u8 = 0;
+    pub const BOOL: u8 = 1;
+    pub const INT: u8 = 2;
+    pub const FLOAT: u8 = 3;
+    pub const STR: u8 = 4;
+    pub const BYTES: u8 = 5;
+}
+
+/// Why bytes do not decode as a [`Value`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// The encoded value has no tag byte.
+    #[error("empty encoded value (no tag byte)")]
+    Empty,
+    /// The tag byte is not one of the known tags.
+    #[error("unknown value tag {0}")]
+    UnknownTag(u8),
+    /// The payload length does not fit the tag.
+    #[error("value with tag {tag} has a payload of {len} bytes, expected {expected}")]
+    BadLength {
+        /// The tag byte.
+        tag: u8,
+        /// The payload length found.
+        len: usize,
+        /// The payload length the tag requires.
+        expected: usize,
+    },
+    /// A boolean payload other than 0 or 1.
+    #[error("boolean payload {0} is neither 0 nor 1")]
+    BadBool(u8),
+    /// A string payload that is not UTF-8.
+    #[error("string payload is not valid UTF-8")]
+    InvalidUtf8,
+}
+
+impl Value {
+    /// `true` for [`Value::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The string, if this is a [`Value::Str`].
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// assert_eq!(Value::from("a").as_str(), Some("a"));
+    /// assert_eq!(Value::from(1).as_str(), None);
+    /// ```
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer, if this is a [`Value::Int`].
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The float, if this is a [`Value::Float`] (integers convert too).
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// assert_eq!(Value::from(1.5).as_f64(), Some(1.5));
+    /// assert_eq!(Value::from(2).as_f64(), Some(2.0));
+    /// ```
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Float(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is a [`Value::Bool`].
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The bytes, if this is a [`Value::Bytes`] (or the UTF-8 bytes of a [`Value::Str`]).
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            Value::Str(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+
+    /// The name of the variant, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Bytes(_) => "bytes",
+        }
+    }
+
+    /// The length of [`Value::encode`]'s output.
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// assert_eq!(Value::from("abc").encoded_len(), 4);
+    /// assert_eq!(Value::from(7).encoded_len(), 9);
+    /// ```
+    pub fn encoded_len(&self) -> usize {
+        1 + match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::Float(_) => 8,
+            Value::Str(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+        }
+    }
+
+    /// Appends the encoding: one tag byte (0 null, 1 bool, 2 int, 3 float, 4 string,
+    /// 5 bytes), then the payload (bool: one byte 0/1; int and float: 8 bytes little endian;
+    /// string: UTF-8 bytes; bytes: raw). The length is the enclosing protobuf field's.
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// let mut out = Vec::new();
+    /// Value::from(1).encode(&mut out);
+    /// assert_eq!(out, [2, 1, 0, 0, 0, 0, 0, 0, 0]);
+    /// ```
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(self.encoded_len());
+        self.encode_to(out);
+    }
+
+    /// [`Value::encode`] into any [`bytes::BufMut`].
+    pub fn encode_to<B: bytes::BufMut>(&self, out: &mut B) {
+        match self {
+            Value::Null => out.put_u8(tag::NULL),
+            Value::Bool(b) => {
+                out.put_u8(tag::BOOL);
+                out.put_u8(u8::from(*b));
+            }
+            Value::Int(i) => {
+                out.put_u8(tag::INT);
+                out.put_i64_le(*i);
+            }
+            Value::Float(f) => {
+                out.put_u8(tag::FLOAT);
+                out.put_u64_le(f.to_bits());
+            }
+            Value::Str(s) => {
+                out.put_u8(tag::STR);
+                out.put_slice(s.as_bytes());
+            }
+            Value::Bytes(b) => {
+                out.put_u8(tag::BYTES);
+                out.put_slice(b);
+            }
+        }
+    }
+
+    /// Decodes one value encoded by [`Value::encode`]; `bytes` must be exactly one value.
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// assert_eq!(Value::decode(&[4, b'h', b'i']), Ok(Value::from("hi")));
+    /// assert!(Value::decode(&[9]).is_err());
+    /// ```
+    pub fn decode(bytes: &[u8]) -> Result<Value, ValueError> {
+        let (&t, payload) = bytes.split_first().ok_or(ValueError::Empty)?;
+        let fixed = |expected: usize| {
+            if payload.len() == expected {
+                Ok(())
+            } else {
+                Err(ValueError::BadLength {
+                    tag: t,
+                    len: payload.len(),
+                    expected,
+                })
+            }
+        };
+        match t {
+            tag::NULL => fixed(0).map(|_| Value::Null),
+            tag::BOOL => {
+                fixed(1)?;
+                match payload[0] {
+                    0 => Ok(Value::Bool(false)),
+                    1 => Ok(Value::Bool(true)),
+                    b => Err(ValueError::BadBool(b)),
+                }
+            }
+            tag::INT => {
+                fixed(8)?;
+                Ok(Value::Int(i64::from_le_bytes(
+                    payload.try_into().expect("8 bytes"),
+                )))
+            }
+            tag::FLOAT => {
+                fixed(8)?;
+                let bits = u64::from_le_bytes(payload.try_into().expect("8 bytes"));
+                Ok(Value::Float(f64::from_bits(bits)))
+            }
+            tag::STR => std::str::from_utf8(payload)
+                .map(|s| Value::Str(s.to_owned()))
+                .map_err(|_| ValueError::InvalidUtf8),
+            tag::BYTES => Ok(Value::Bytes(payload.to_vec())),
+            other => Err(ValueError::UnknownTag(other)),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => f.write_str(s),
+            Value::Bytes(b) => write!(f, "{b:?}"),
+        }
+    }
+}
+
+macro_rules! from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value { Value::Int(v as i64) }
+        }
+    )*};
+}
+from_int!(i8, i16, i32, i64, u8, u16, u32, u64, usize, isize);
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::Str(v.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::Str(v)
+    }
+}
+impl From<&String> for Value {
+    fn from(v: &String) -> Value {
+        Value::Str(v.clone())
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Float(v)
+    }
+}
+impl From<f32> for Value {
+    fn from(v: f32) -> Value {
+        Value::Float(f64::from(v))
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Value {
+        Value::Bytes(v)
+    }
+}
+impl From<&[u8]> for Value {
+    fn from(v: &[u8]) -> Value {
+        Value::Bytes(v.to_vec())
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        v.encode(&mut out);
+        assert_eq!(out.len(), v.encoded_len(), "encoded_len of {v:?}");
+        out
+    }
+
+    #[test]
+    fn byte_vectors_match_the_documented_encoding() {
+        assert_eq!(enc(&Value::Null), [0]);
+        assert_eq!(enc(&Value::Bool(false)), [1, 0]);
+        assert_eq!(enc(&Value::Bool(true)), [1, 1]);
+        assert_eq!(
+            enc(&Value::Int(-2)),
+            [2, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(enc(&Value::Int(0x0102)), [2, 2, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(enc(&Value::Float(1.0)), [3, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+        assert_eq!(enc(&Value::from("hé")), [4, b'h', 0xc3, 0xa9]);
+        assert_eq!(enc(&Value::Bytes(vec![0, 255])), [5, 0, 255]);
+        assert_eq!(enc(&Value::from("")), [4]);
+    }
+
+    #[test]
+    fn round_trips() {
+        let all = [
+            Value::Null,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Int(i64::MIN),
+            Value::Int(i64::MAX),
+            Value::Int(0),
+            Value::Float(-0.5),
+            Value::Float(f64::INFINITY),
+            Value::from("word"),
+            Value::from(""),
+            Value::Bytes(vec![]),
+            Value::Bytes((0..=255).collect()),
+        ];
+        for v in all {
+            assert_eq!(Value::decode(&enc(&v)), Ok(v.clone()), "{v:?}");
+        }
+        let nan = Value::decode(&enc(&Value::Float(f64::NAN))).unwrap();
+        assert!(nan.as_f64().unwrap().is_nan());
+    }
+
+    #[test]
+    fn decode_errors() {
+        assert_eq!(Value::decode(&[]), Err(ValueError::Empty));
+        assert_eq!(Value::decode(&[6]), Err(ValueError::UnknownTag(6)));
+        assert_eq!(
+            Value::decode(&[2, 1, 2]),
+            Err(ValueError::BadLength {
+                tag: 2,
+                len: 2,
+                expected: 8
+            })
+        );
+        assert_eq!(Value::decode(&[1, 2]), Err(ValueError::BadBool(2)));
+        assert_eq!(
+            Value::decode(&[0, 0]),
+            Err(ValueError::BadLength {
+                tag: 0,
+                len: 1,
+                expected: 0
+            })
+        );
+        assert_eq!(Value::decode(&[4, 0xff]), Err(ValueError::InvalidUtf8));
+    }
+
+    #[test]
+    fn conversions_and_accessors() {
+        assert_eq!(Value::from(3u64), Value::Int(3));
+        assert_eq!(Value::from(3usize), Value::Int(3));
+        assert_eq!(Value::from(-3i32), Value::Int(-3));
+        assert_eq!(Value::from(String::from("s")).as_str(), Some("s"));
+        assert_eq!(Value::from(vec![1u8]).as_bytes(), Some(&[1u8][..]));
+        assert_eq!(Value::from(true).as_bool(), Some(true));
+        assert_eq!(Value::from(None::<i64>), Value::Null);
+        assert_eq!(Value::from("x").as_i64(), None);
+        assert_eq!(
+            crate::values!["a", 1u32, 2.5],
+            vec![Value::from("a"), Value::Int(1), Value::Float(2.5)]
+        );
+        assert_eq!(Value::from(5).to_string(), "5");
+    }
+}

@@ -1,0 +1,119 @@
+//! The bolt loop (reference/heron.md §4): take a batch from the in-queue, decode its tuples,
+//! `execute` each, flush once per batch; tick tuples on their timer.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::RecvTimeoutError;
+use heron_api::{Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
+
+use crate::executor::{earliest, Shared, FLUSH_BYTES};
+use crate::inbound::{InMsg, TupleDecoder};
+use crate::InstanceError;
+
+/// Keep taking queued batches for at most this long before looking at the timers.
+const EXECUTE_BATCH_TIME: Duration = Duration::from_millis(16);
+
+struct BoltTask<'s, 'a, 'c> {
+    shared: &'s mut Shared<'a>,
+    bolt: Box<dyn Bolt>,
+    emitter: Emitter,
+    ctx: &'c TopologyContext,
+    decoder: TupleDecoder,
+    tuples: Vec<Tuple>,
+}
+
+pub(crate) fn run(
+    shared: &mut Shared<'_>,
+    bolt: Box<dyn Bolt>,
+    emitter: Emitter,
+    ctx: &TopologyContext,
+    pending: Vec<InMsg>,
+) -> Result<(), InstanceError> {
+    let mut task = BoltTask {
+        shared,
+        bolt,
+        emitter,
+        ctx,
+        decoder: TupleDecoder::new(),
+        tuples: Vec::new(),
+    };
+    task.bolt.prepare(ctx);
+    let result = task.main_loop(pending);
+    task.bolt.cleanup();
+    task.shared.metrics.write_now(&task.emitter.counters());
+    result
+}
+
+impl BoltTask<'_, '_, '_> {
+    fn main_loop(&mut self, pending: Vec<InMsg>) -> Result<(), InstanceError> {
+        let tick_every = self
+            .ctx
+            .config()
+            .tick_tuple_freq_ms()
+            .map(Duration::from_millis);
+        let mut next_tick = tick_every.map(|d| Instant::now() + d);
+        self.handle(pending)?;
+        loop {
+            let now = Instant::now();
+            let until = earliest([next_tick, Some(self.shared.metrics.next_due())])
+                .expect("metrics are always due some time");
+            match self
+                .shared
+                .in_rx
+                .recv_timeout(until.saturating_duration_since(now))
+            {
+                Ok(batch) => {
+                    self.handle(batch)?;
+                    let start = Instant::now();
+                    while start.elapsed() < EXECUTE_BATCH_TIME {
+                        match self.shared.in_rx.try_recv() {
+                            Ok(batch) => self.handle(batch)?,
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(InstanceError::Disconnected),
+            }
+            let now = Instant::now();
+            if let (Some(every), Some(at)) = (tick_every, next_tick) {
+                if now >= at {
+                    let tick = Tuple::tick();
+                    self.bolt
+                        .execute(&tick, &mut OutputCollector::new(&mut self.emitter));
+                    self.shared.flush(&mut self.emitter)?;
+                    next_tick = Some(now + every);
+                }
+            }
+            self.shared
+                .metrics
+                .maybe_write(now, &self.emitter.counters());
+        }
+    }
+
+    /// Executes every data tuple of a batch, then flushes.
+    fn handle(&mut self, batch: Vec<InMsg>) -> Result<(), InstanceError> {
+        for msg in batch {
+            match msg {
+                InMsg::Tuples(set) => {
+                    if set.control.is_some() {
+                        tracing::warn!("a bolt received control tuples; ignoring them");
+                    }
+                    self.decoder.decode_into(self.ctx, &set, &mut self.tuples);
+                    for tuple in self.tuples.drain(..) {
+                        self.bolt
+                            .execute(&tuple, &mut OutputCollector::new(&mut self.emitter));
+                        self.emitter.count_executed();
+                        if self.emitter.pending_bytes() >= FLUSH_BYTES {
+                            self.shared.flush(&mut self.emitter)?;
+                        }
+                    }
+                }
+                InMsg::Plan(pplan) => {
+                    self.shared.check_plan(&pplan)?;
+                }
+            }
+        }
+        self.shared.flush(&mut self.emitter)
+    }
+}

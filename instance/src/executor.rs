@@ -1,0 +1,130 @@
+//! The executor: waits for the physical plan, then runs the spout or bolt loop.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender};
+use heron_api::{Emitter, HeronTopology, TopologyContext};
+use heron_proto::api::TopologyState;
+use heron_proto::system::PhysicalPlan;
+
+use crate::gateway::Gateway;
+use crate::inbound::{InBatch, InMsg};
+use crate::metrics::MetricsWriter;
+use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
+
+/// How long the executor waits on an idle queue before looking at its timers again.
+pub(crate) const IDLE_WAIT: Duration = Duration::from_millis(1);
+/// Output is flushed once it reaches about this many bytes.
+pub(crate) const FLUSH_BYTES: usize = 64 << 10;
+
+/// What both loops share: the queues and the counters file.
+pub(crate) struct Shared<'a> {
+    pub config: &'a InstanceConfig,
+    pub in_rx: &'a Receiver<InBatch>,
+    out_tx: &'a Sender<Bytes>,
+    pub metrics: MetricsWriter,
+}
+
+impl Shared<'_> {
+    /// `true` when the out-queue has room for another batch.
+    pub fn out_has_room(&self) -> bool {
+        !self.out_tx.is_full()
+    }
+
+    /// Takes the emitter's output (Heron packets: data sets before the control set) and queues
+    /// it for the writer as one chunk; blocks while the out-queue is full. Also logs reported errors.
+    pub fn flush(&mut self, emitter: &mut Emitter) -> Result<(), InstanceError> {
+        for e in emitter.take_errors() {
+            tracing::error!(
+                component = emitter.component(),
+                task = emitter.task_id(),
+                "reported error: {e}"
+            );
+        }
+        if !emitter.has_output() {
+            return Ok(());
+        }
+        self.out_tx
+            .send(emitter.take_frames())
+            .map_err(|_| InstanceError::Disconnected)
+    }
+
+    /// Checks that the plan still assigns our task to our component; returns whether the
+    /// topology is running.
+    pub fn check_plan(&self, pplan: &PhysicalPlan) -> Result<bool, InstanceError> {
+        let ok = pplan.instances.iter().any(|i| {
+            i.info.task_id == self.config.task_id
+                && i.info.component_name == self.config.component_name
+        });
+        if !ok {
+            return Err(InstanceError::AssignmentChanged {
+                task_id: self.config.task_id,
+                component: self.config.component_name.clone(),
+            });
+        }
+        Ok(pplan.topology.state == TopologyState::Running as i32)
+    }
+}
+
+/// Runs the executor until the connection is lost or a fatal error.
+pub(crate) fn run(
+    config: &InstanceConfig,
+    topology: &HeronTopology,
+    options: &RunOptions,
+    gateway: &Gateway,
+) -> Result<(), InstanceError> {
+    let mut shared = Shared {
+        config,
+        in_rx: &gateway.in_rx,
+        out_tx: &gateway.out_tx,
+        metrics: MetricsWriter::new(
+            config.metrics_dir.clone(),
+            &config.instance_id,
+            options.metrics_interval,
+        ),
+    };
+    // Wait for the first physical plan; keep whatever follows it for the loop.
+    let mut pending: Vec<InMsg> = Vec::new();
+    let mut pplan = None;
+    while pplan.is_none() {
+        let batch = shared
+            .in_rx
+            .recv()
+            .map_err(|_| InstanceError::Disconnected)?;
+        for msg in batch {
+            match msg {
+                InMsg::Plan(p) if pplan.is_none() => pplan = Some(p),
+                other => pending.push(other),
+            }
+        }
+    }
+    let pplan = pplan.expect("loop ends with a plan");
+    let running = shared.check_plan(&pplan)?;
+    let ctx = TopologyContext::from_physical_plan(&pplan, config.task_id)?;
+    tracing::info!(
+        component = %config.component_name,
+        task = config.task_id,
+        running,
+        mode = %ctx.config().reliability_mode(),
+        "physical plan received; starting the component"
+    );
+    if topology.is_spout(&config.component_name) {
+        let spout = topology
+            .create_spout(&config.component_name)
+            .ok_or_else(|| InstanceError::UnknownComponent(config.component_name.clone()))?;
+        let emitter = Emitter::for_task(topology, &ctx);
+        spout_loop::run(&mut shared, spout, emitter, &ctx, running, pending)
+    } else {
+        let bolt = topology
+            .create_bolt(&config.component_name)
+            .ok_or_else(|| InstanceError::UnknownComponent(config.component_name.clone()))?;
+        let emitter = Emitter::for_task(topology, &ctx);
+        bolt_loop::run(&mut shared, bolt, emitter, &ctx, pending)
+    }
+}
+
+/// The earliest of some optional instants.
+pub(crate) fn earliest(times: impl IntoIterator<Item = Option<Instant>>) -> Option<Instant> {
+    times.into_iter().flatten().min()
+}

@@ -1,0 +1,273 @@
+//! The gateway: the TCP connection to the local stream manager, a socket reader thread and
+//! a socket writer thread.
+
+use std::io::{BufWriter, ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use heron_proto::codec::{encode_message, HeronCodec, ReqId};
+use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
+use heron_proto::system::{Instance, InstanceInfo, StatusCode};
+
+use crate::inbound::{self, InBatch, InMsg};
+use crate::{InstanceConfig, InstanceError, RunOptions, MAX_PACKET_SIZE};
+
+/// Bytes the reader asks the socket for at a time.
+const READ_CHUNK: usize = 128 << 10;
+/// Capacity of the writer's buffer.
+const WRITE_BUFFER: usize = 64 << 10;
+
+/// A registered connection and what arrived with the registration.
+pub(crate) struct Registered {
+    stream: TcpStream,
+    leftover: BytesMut,
+    initial: InBatch,
+}
+
+fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, InstanceError> {
+    let start = Instant::now();
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        match TcpStream::connect(("127.0.0.1", config.stmgr_port)) {
+            Ok(s) => {
+                tracing::info!(
+                    port = config.stmgr_port,
+                    attempts,
+                    "connected to the stream manager"
+                );
+                return Ok(s);
+            }
+            Err(e)
+                if start.elapsed() + options.connect_retry_interval > options.connect_timeout =>
+            {
+                return Err(InstanceError::Connect {
+                    port: config.stmgr_port,
+                    waited: start.elapsed(),
+                    source: e,
+                });
+            }
+            Err(e) => {
+                tracing::debug!(port = config.stmgr_port, error = %e, "stream manager not reachable yet");
+                thread::sleep(options.connect_retry_interval);
+            }
+        }
+    }
+}
+
+/// Connects (retrying) and registers this instance; the physical plan, if the response
+/// carries one, is in the initial batch.
+pub(crate) fn connect_and_register(
+    config: &InstanceConfig,
+    options: &RunOptions,
+) -> Result<Registered, InstanceError> {
+    let mut stream = connect(config, options)?;
+    stream.set_nodelay(true)?;
+    let reqid = ReqId::random();
+    let request = RegisterInstanceRequest {
+        instance: Instance {
+            instance_id: config.instance_id.clone(),
+            stmgr_id: config.stmgr_id.clone(),
+            info: InstanceInfo {
+                task_id: config.task_id,
+                component_index: config.component_index,
+                component_name: config.component_name.clone(),
+                params: Vec::new(),
+                remote_debugger_port: None,
+            },
+        },
+        topology_name: config.topology_name.clone(),
+        topology_id: config.topology_id.clone(),
+    };
+    let mut out = BytesMut::new();
+    encode_message(&mut out, &reqid, &request);
+    stream.write_all(&out)?;
+
+    let codec = HeronCodec::new(MAX_PACKET_SIZE);
+    let deadline = Instant::now() + options.register_timeout;
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let mut initial = InBatch::new();
+    loop {
+        while let Some(packet) = codec.decode_packet(&mut buf)? {
+            if packet.is::<RegisterInstanceResponse>() && packet.reqid == reqid {
+                let response: RegisterInstanceResponse = packet.decode()?;
+                if response.status.status != StatusCode::Ok as i32 {
+                    let code = StatusCode::try_from(response.status.status)
+                        .map(|c| c.as_str_name().to_owned())
+                        .unwrap_or_else(|_| response.status.status.to_string());
+                    return Err(InstanceError::RegisterRefused {
+                        instance_id: config.instance_id.clone(),
+                        message: format!("{code}: {}", response.status.message.unwrap_or_default()),
+                    });
+                }
+                tracing::info!(
+                    instance_id = %config.instance_id,
+                    with_pplan = response.pplan.is_some(),
+                    "registered with the stream manager"
+                );
+                if let Some(pplan) = response.pplan {
+                    initial.push(InMsg::Plan(Box::new(pplan)));
+                }
+                stream.set_read_timeout(None)?;
+                return Ok(Registered {
+                    stream,
+                    leftover: buf,
+                    initial,
+                });
+            }
+            if let Some(msg) = inbound::decode(&packet)? {
+                initial.push(msg);
+            }
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(InstanceError::RegisterTimeout(options.register_timeout));
+        }
+        stream.set_read_timeout(Some(deadline - now))?;
+        match read_some(&mut stream, &mut buf) {
+            Ok(0) => return Err(InstanceError::Disconnected),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(InstanceError::RegisterTimeout(options.register_timeout));
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads once from `stream`, appending to `buf`.
+fn read_some(stream: &mut TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
+    let len = buf.len();
+    buf.resize(len + READ_CHUNK, 0);
+    let result = stream.read(&mut buf[len..]);
+    buf.truncate(len + *result.as_ref().unwrap_or(&0));
+    result
+}
+
+/// The running gateway threads and the executor's ends of the queues.
+pub(crate) struct Gateway {
+    /// Batches from the stream manager.
+    pub in_rx: Receiver<InBatch>,
+    /// Framed bytes for the stream manager.
+    pub out_tx: Sender<Bytes>,
+    stream: TcpStream,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+}
+
+impl Gateway {
+    /// Starts the reader and writer threads on a registered connection.
+    pub fn start(reg: Registered, options: &RunOptions) -> Result<Gateway, InstanceError> {
+        let (in_tx, in_rx) = bounded::<InBatch>(options.in_queue_capacity.max(1));
+        let (out_tx, out_rx) = bounded::<Bytes>(options.out_queue_capacity.max(1));
+        if !reg.initial.is_empty() {
+            in_tx.send(reg.initial).expect("receiver alive");
+        }
+        let read_stream = reg.stream.try_clone()?;
+        let write_stream = reg.stream.try_clone()?;
+        let leftover = reg.leftover;
+        let reader = thread::Builder::new()
+            .name("gateway-reader".into())
+            .spawn(move || reader_loop(read_stream, leftover, in_tx))
+            .map_err(InstanceError::Thread)?;
+        let writer = thread::Builder::new()
+            .name("gateway-writer".into())
+            .spawn(move || writer_loop(write_stream, out_rx))
+            .map_err(InstanceError::Thread)?;
+        Ok(Gateway {
+            in_rx,
+            out_tx,
+            stream: reg.stream,
+            reader,
+            writer,
+        })
+    }
+
+    /// Closes the connection and waits for both threads.
+    pub fn shutdown(self) {
+        let Gateway {
+            in_rx,
+            out_tx,
+            stream,
+            reader,
+            writer,
+        } = self;
+        let _ = stream.shutdown(Shutdown::Both);
+        drop(out_tx);
+        drop(in_rx);
+        let _ = writer.join();
+        let _ = reader.join();
+    }
+}
+
+/// Reads packets and hands them to the executor one socket read's worth at a time. Stops
+/// (closing the connection) at end of stream, on an error or a malformed packet, or when the
+/// executor is gone. A full in-queue blocks here, which stops reading the socket.
+fn reader_loop(mut stream: TcpStream, mut buf: BytesMut, in_tx: Sender<InBatch>) {
+    let codec = HeronCodec::new(MAX_PACKET_SIZE);
+    loop {
+        let mut batch = InBatch::new();
+        loop {
+            match codec.decode_packet(&mut buf) {
+                Ok(Some(packet)) => match inbound::decode(&packet) {
+                    Ok(Some(msg)) => batch.push(msg),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::error!(error = %e, "malformed message from the stream manager; closing");
+                        let _ = stream.shutdown(Shutdown::Both);
+                        return;
+                    }
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::error!(error = %e, "malformed packet from the stream manager; closing");
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+            }
+        }
+        if !batch.is_empty() && in_tx.send(batch).is_err() {
+            return;
+        }
+        match read_some(&mut stream, &mut buf) {
+            Ok(0) => {
+                tracing::info!("the stream manager closed the connection");
+                return;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "reading from the stream manager failed");
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+        }
+    }
+}
+
+/// Writes framed batches, flushing whenever the queue is empty. Stops when the executor
+/// drops its end or on a write error (closing the connection so the reader stops too).
+fn writer_loop(stream: TcpStream, out_rx: Receiver<Bytes>) {
+    let closer = stream.try_clone().ok();
+    let mut w = BufWriter::with_capacity(WRITE_BUFFER, stream);
+    let result = (|| -> std::io::Result<()> {
+        while let Ok(chunk) = out_rx.recv() {
+            w.write_all(&chunk)?;
+            while let Ok(chunk) = out_rx.try_recv() {
+                w.write_all(&chunk)?;
+            }
+            w.flush()?;
+        }
+        w.flush()
+    })();
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "writing to the stream manager failed");
+        if let Some(s) = closer {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}

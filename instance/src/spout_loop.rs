@@ -1,0 +1,202 @@
+//! The spout loop (reference/heron.md §4): deliver acks and fails, call `next_tuple` while
+//! the topology runs, the out-queue has room and fewer than `topology.max.spout.pending`
+//! tuples are in flight (with acking), flush, expire timed-out tuples.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+use heron_api::{Emitter, MessageId, Spout, SpoutOutputCollector, TopologyContext};
+use heron_proto::system::HeronControlTupleSet;
+
+use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
+use crate::inbound::InMsg;
+use crate::InstanceError;
+
+/// Stop calling `next_tuple` after this long and flush.
+const EMIT_BATCH_TIME: Duration = Duration::from_millis(2);
+/// Batches taken from the in-queue per round before emitting again.
+const MAX_IN_BATCHES_PER_ROUND: usize = 64;
+/// How long a paused spout waits on the in-queue.
+const PAUSED_WAIT: Duration = Duration::from_millis(50);
+
+struct SpoutTask<'s, 'a> {
+    shared: &'s mut Shared<'a>,
+    spout: Box<dyn Spout>,
+    emitter: Emitter,
+    running: bool,
+    acks: Vec<MessageId>,
+}
+
+pub(crate) fn run(
+    shared: &mut Shared<'_>,
+    spout: Box<dyn Spout>,
+    emitter: Emitter,
+    ctx: &TopologyContext,
+    running: bool,
+    pending: Vec<InMsg>,
+) -> Result<(), InstanceError> {
+    let conf = ctx.config();
+    let acking = emitter.reliability_mode().is_acking();
+    let max_pending = match conf.max_spout_pending() {
+        n if acking && n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    };
+    let timeout = (acking && conf.enable_message_timeouts())
+        .then(|| Duration::from_secs(conf.message_timeout_secs().max(1)));
+    let mut task = SpoutTask {
+        shared,
+        spout,
+        emitter,
+        running,
+        acks: Vec::new(),
+    };
+    task.spout.open(ctx);
+    if !running {
+        task.spout.deactivate();
+    }
+    let result = task.main_loop(pending, max_pending, timeout);
+    task.spout.close();
+    task.shared.metrics.write_now(&task.emitter.counters());
+    result
+}
+
+impl SpoutTask<'_, '_> {
+    fn main_loop(
+        &mut self,
+        pending: Vec<InMsg>,
+        max_pending: usize,
+        timeout: Option<Duration>,
+    ) -> Result<(), InstanceError> {
+        self.handle(pending)?;
+        let expiry_every = timeout.map(|t| (t / 10).max(Duration::from_millis(10)));
+        let mut next_expiry = expiry_every.map(|e| Instant::now() + e);
+        loop {
+            let mut got_input = false;
+            for _ in 0..MAX_IN_BATCHES_PER_ROUND {
+                match self.shared.in_rx.try_recv() {
+                    Ok(batch) => {
+                        got_input = true;
+                        self.handle(batch)?;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return Err(InstanceError::Disconnected),
+                }
+            }
+
+            let emitted = self.emit_round(max_pending)?;
+
+            let now = Instant::now();
+            if let (Some(t), Some(at)) = (timeout, next_expiry) {
+                if now >= at {
+                    for msg in self.emitter.expire(now, t) {
+                        self.spout.fail(msg);
+                    }
+                    next_expiry = expiry_every.map(|e| now + e);
+                }
+            }
+            self.shared
+                .metrics
+                .maybe_write(now, &self.emitter.counters());
+
+            if !emitted && !got_input {
+                let wait = if self.running { IDLE_WAIT } else { PAUSED_WAIT };
+                let until = earliest([
+                    Some(now + wait),
+                    next_expiry,
+                    Some(self.shared.metrics.next_due()),
+                ])
+                .expect("at least one instant");
+                match self
+                    .shared
+                    .in_rx
+                    .recv_timeout(until.saturating_duration_since(now))
+                {
+                    Ok(batch) => self.handle(batch)?,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return Err(InstanceError::Disconnected),
+                }
+            }
+        }
+    }
+
+    /// Calls `next_tuple` until it emits nothing, the batch is full or its time is up, or
+    /// the pending limit is reached; then flushes. Returns whether anything was emitted.
+    fn emit_round(&mut self, max_pending: usize) -> Result<bool, InstanceError> {
+        if !self.running || !self.shared.out_has_room() {
+            return Ok(false);
+        }
+        let start = Instant::now();
+        let mut calls = 0u32;
+        let mut emitted_any = false;
+        while self.emitter.in_flight() < max_pending {
+            let before = self.emitter.counters().emitted;
+            self.spout
+                .next_tuple(&mut SpoutOutputCollector::new(&mut self.emitter));
+            if self.emitter.has_immediate_acks() {
+                self.emitter.take_immediate_acks_into(&mut self.acks);
+                for msg in self.acks.drain(..) {
+                    self.spout.ack(msg);
+                }
+            }
+            if self.emitter.counters().emitted == before {
+                break;
+            }
+            emitted_any = true;
+            calls += 1;
+            if self.emitter.pending_bytes() >= FLUSH_BYTES
+                || (calls % 16 == 0 && start.elapsed() >= EMIT_BATCH_TIME)
+            {
+                break;
+            }
+        }
+        self.shared.flush(&mut self.emitter)?;
+        Ok(emitted_any)
+    }
+
+    fn handle(&mut self, batch: Vec<InMsg>) -> Result<(), InstanceError> {
+        for msg in batch {
+            match msg {
+                InMsg::Tuples(set) => {
+                    if let Some(control) = &set.control {
+                        self.control(control);
+                    }
+                    if set.data.as_ref().is_some_and(|d| !d.tuples.is_empty()) {
+                        tracing::warn!("a spout received data tuples; dropping them");
+                    }
+                }
+                InMsg::Plan(pplan) => {
+                    let running = self.shared.check_plan(&pplan)?;
+                    if running != self.running {
+                        tracing::info!(running, "topology state changed");
+                        if running {
+                            self.spout.activate();
+                        } else {
+                            self.spout.deactivate();
+                        }
+                        self.running = running;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Acks and fails from the stream manager: each root of ours names an in-flight tuple.
+    fn control(&mut self, control: &HeronControlTupleSet) {
+        let me = self.emitter.task_id();
+        for ack in &control.acks {
+            for root in ack.roots.iter().filter(|r| r.taskid == me) {
+                if let Some((msg, _latency)) = self.emitter.spout_acked(root.key) {
+                    self.spout.ack(msg);
+                }
+            }
+        }
+        for fail in &control.fails {
+            for root in fail.roots.iter().filter(|r| r.taskid == me) {
+                if let Some(msg) = self.emitter.spout_failed(root.key) {
+                    self.spout.fail(msg);
+                }
+            }
+        }
+    }
+}
