@@ -1,1 +1,29 @@
-//! placeholder
+//! The runtime side of heron-rs that a topology binary and the `heron` CLI link:
+//!
+//! * [`run_role_if_requested`]: the first line of a topology's `main`. Started as
+//!   `<bin> heron-role <role> ...` (by `heron submit` or an executor) the binary runs that
+//!   role (define, executor, tmaster, stmgr, instance) and exits; otherwise `main` goes on.
+//! * [`cli_main`]: the `heron` CLI (`submit`, `kill`, `version`) for the local cluster.
+//! * [`LocalTopology`]: a binary submits itself to the local scheduler, reads its counters,
+//!   and kills it; [`ctrl_c_flag`] lets an example stop cleanly on Ctrl-C.
+//!
+//! May depend on every heron-rs crate; `anyhow` is used only in the CLI module.
+
+mod cli;
+mod local;
+mod logging;
+mod role;
+mod signals;
+mod startup;
+
+pub use cli::{
+    cli_main, cli_main_from, parse_config_properties, parse_target, Cli, Command, ConfigOverrides,
+    KillArgs, SubmitArgs, Target,
+};
+pub use local::{Counters, LaunchError, LocalTopology};
+pub use role::{run_role, run_role_if_requested, RoleError, ROLE_ARG};
+pub use signals::ctrl_c_flag;
+pub use startup::{wait_for_physical_plan, StartupFailure, DEFAULT_PPLAN_TIMEOUT};
+
+/// The scheduler types a caller of [`LocalTopology::submit`] needs.
+pub use heron_scheduler::{KillRequest, SubmitRequest, Submitted};

@@ -1,1 +1,42 @@
-//! placeholder
+//! The local scheduler: submitting a topology binary, killing a topology, and the
+//! per-container executor that starts and supervises a container's processes.
+//!
+//! * [`submit()`](submit::submit) runs the binary's `define` role, packs the topology, writes its
+//!   state (`topologies`, `packingplans`, `executionstate`, rolled back on failure) and starts
+//!   one detached executor per container (shard 0 = tmaster container), each a session
+//!   leader so its process group is the container.
+//! * [`kill()`](kill::kill) stops the executors' process groups (SIGTERM, then SIGKILL) and
+//!   deletes the topology's state.
+//! * [`executor::run`] is the `executor` role: it starts the container's daemons and
+//!   instances as the same binary and restarts them with backoff when they exit.
+//!
+//! Paths and flags follow `docs/internals.md`. Depends on `heron-proto`, `heron-statemgr` and
+//! `heron-packer` only; it never links user code.
+
+mod define;
+mod error;
+pub mod executor;
+mod kill;
+pub mod layout;
+pub mod process;
+mod submit;
+#[cfg(test)]
+mod test_support;
+
+pub use define::define_topology;
+pub use error::SchedulerError;
+pub use kill::{kill, KillReport, KillRequest};
+pub use submit::{
+    check_binary, default_role, ensure_not_running, execution_state, launch_executors,
+    new_topology_id, pack, prepare_working_dir, submit, submit_with_progress, write_state,
+    ExecutorProcess, SubmitEvent, SubmitRequest, Submitted,
+};
+
+/// The only cluster this scheduler knows.
+pub const LOCAL_CLUSTER: &str = "local";
+
+/// The default environ.
+pub const DEFAULT_ENVIRON: &str = "default";
+
+/// This crate's version, recorded as the release version of every submission.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

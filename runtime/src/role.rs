@@ -1,0 +1,343 @@
+//! Role dispatch for topology binaries: `<bin> heron-role <role> [flags] -- <user args>`.
+//!
+//! [`run_role_if_requested`] is the first line of a topology's `main`. The flags are those of
+//! `docs/internals.md`; every role gets the same user arguments, so every process builds the
+//! same topology.
+
+use crate::logging;
+use clap::{Args, Parser, Subcommand};
+use heron_api::{HeronTopology, TopologyError};
+use heron_proto::Message;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The first argument that selects a role.
+pub const ROLE_ARG: &str = "heron-role";
+
+/// Exit code of a role that ran and failed.
+pub const EXIT_FAILED: i32 = 1;
+
+/// Exit code of a topology that does not build (and of bad role flags).
+pub const EXIT_BAD_TOPOLOGY: i32 = 2;
+
+/// If this process was started as `<bin> heron-role <role> ...`, runs that role and exits the
+/// process (0 on success, 1 when the role fails, 2 when the topology does not build or the
+/// flags are wrong). Otherwise returns, and the caller's `main` continues.
+///
+/// `build` gets the user arguments (what follows `--`) and returns the topology.
+pub fn run_role_if_requested<F>(build: F)
+where
+    F: Fn(&[String]) -> Result<HeronTopology, TopologyError>,
+{
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_none_or(|a| a != ROLE_ARG) {
+        return;
+    }
+    std::process::exit(run_role(&args[2..], build));
+}
+
+/// Runs the role described by `args` (what follows `heron-role`) and returns the exit code.
+pub fn run_role<F>(args: &[OsString], build: F) -> i32
+where
+    F: Fn(&[String]) -> Result<HeronTopology, TopologyError>,
+{
+    let parsed = match RoleCli::try_parse_from(args) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_BAD_TOPOLOGY } else { 0 };
+        }
+    };
+    let role = parsed.role;
+    logging::init(&role.process_name());
+    let topology = match build(role.user_args()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: the topology does not build: {e}");
+            return EXIT_BAD_TOPOLOGY;
+        }
+    };
+    let name = role.process_name();
+    match role.run(&topology) {
+        Ok(()) => {
+            tracing::info!("{name} exiting");
+            0
+        }
+        Err(e) => {
+            tracing::error!("{name} failed: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// Why a role failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RoleError {
+    /// Writing the topology definition failed.
+    #[error("writing the topology definition to {}: {source}", path.display())]
+    Define {
+        /// The output file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The executor's own binary or directory could not be found.
+    #[error("executor setup: {0}")]
+    Setup(std::io::Error),
+    /// The executor failed.
+    #[error(transparent)]
+    Executor(#[from] heron_scheduler::SchedulerError),
+    /// The tmaster failed.
+    #[error(transparent)]
+    Tmaster(#[from] heron_tmaster::TmasterError),
+    /// The stream manager failed.
+    #[error(transparent)]
+    Stmgr(#[from] heron_stmgr::StmgrError),
+    /// The instance failed.
+    #[error(transparent)]
+    Instance(#[from] heron_instance::InstanceError),
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "heron-role",
+    no_binary_name = true,
+    about = "run one process of a topology"
+)]
+struct RoleCli {
+    #[command(subcommand)]
+    role: Role,
+}
+
+/// `--topology-name T --topology-id I`, common to the daemons.
+#[derive(Debug, Clone, Args)]
+struct TopologyIds {
+    #[arg(long)]
+    topology_name: String,
+    #[arg(long)]
+    topology_id: String,
+}
+
+/// A parsed role with its flags.
+#[derive(Debug, Subcommand)]
+enum Role {
+    /// Write the serialized Topology proto to a file.
+    Define {
+        #[arg(long)]
+        output: PathBuf,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
+    /// Supervise one container's processes.
+    Executor {
+        #[arg(long)]
+        shard: i32,
+        #[command(flatten)]
+        ids: TopologyIds,
+        #[arg(long)]
+        state_root: PathBuf,
+        #[arg(long, default_value = "local")]
+        cluster: String,
+        #[arg(long)]
+        role: String,
+        #[arg(long, default_value = "default")]
+        environ: String,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
+    /// The topology master (container 0).
+    Tmaster {
+        #[command(flatten)]
+        ids: TopologyIds,
+        #[arg(long)]
+        state_root: PathBuf,
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long)]
+        server_port: u16,
+        #[arg(long)]
+        controller_port: u16,
+        #[arg(long)]
+        stats_port: u16,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
+    /// A container's stream manager.
+    Stmgr {
+        #[command(flatten)]
+        ids: TopologyIds,
+        #[arg(long)]
+        state_root: PathBuf,
+        #[arg(long)]
+        stmgr_id: String,
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long)]
+        data_port: u16,
+        #[arg(long)]
+        local_data_port: u16,
+        #[arg(long, value_delimiter = ',')]
+        instance_ids: Vec<String>,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
+    /// One spout or bolt task.
+    Instance {
+        #[command(flatten)]
+        ids: TopologyIds,
+        #[arg(long)]
+        instance_id: String,
+        #[arg(long)]
+        component_name: String,
+        #[arg(long)]
+        task_id: i32,
+        #[arg(long)]
+        component_index: i32,
+        #[arg(long)]
+        stmgr_id: String,
+        #[arg(long)]
+        stmgr_port: u16,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
+}
+
+impl Role {
+    /// The name in log lines: `define`, `executor-N`, `tmaster`, `stmgr-N`, the instance id.
+    fn process_name(&self) -> String {
+        match self {
+            Role::Define { .. } => "define".to_string(),
+            Role::Executor { shard, .. } => format!("executor-{shard}"),
+            Role::Tmaster { .. } => "tmaster".to_string(),
+            Role::Stmgr { stmgr_id, .. } => stmgr_id.clone(),
+            Role::Instance { instance_id, .. } => instance_id.clone(),
+        }
+    }
+
+    fn user_args(&self) -> &[String] {
+        match self {
+            Role::Define { user_args, .. }
+            | Role::Executor { user_args, .. }
+            | Role::Tmaster { user_args, .. }
+            | Role::Stmgr { user_args, .. }
+            | Role::Instance { user_args, .. } => user_args,
+        }
+    }
+
+    fn run(self, topology: &HeronTopology) -> Result<(), RoleError> {
+        match self {
+            Role::Define { output, .. } => {
+                std::fs::write(&output, topology.to_proto().encode_to_vec()).map_err(|source| {
+                    RoleError::Define {
+                        path: output,
+                        source,
+                    }
+                })
+            }
+            Role::Executor {
+                shard,
+                ids,
+                state_root,
+                cluster,
+                role,
+                environ,
+                user_args,
+            } => {
+                let binary = std::env::current_exe().map_err(RoleError::Setup)?;
+                let working_dir = std::env::current_dir().map_err(RoleError::Setup)?;
+                heron_scheduler::executor::run(heron_scheduler::executor::ExecutorConfig {
+                    shard,
+                    topology_name: ids.topology_name,
+                    topology_id: ids.topology_id,
+                    state_root,
+                    cluster,
+                    role,
+                    environ,
+                    user_args,
+                    binary,
+                    working_dir,
+                    host: "127.0.0.1".to_string(),
+                })?;
+                Ok(())
+            }
+            Role::Tmaster {
+                ids,
+                state_root,
+                host,
+                server_port,
+                controller_port,
+                stats_port,
+                ..
+            } => {
+                heron_tmaster::run(heron_tmaster::TmasterConfig {
+                    topology_name: ids.topology_name,
+                    topology_id: ids.topology_id,
+                    state_root,
+                    host,
+                    server_port,
+                    controller_port,
+                    stats_port,
+                })?;
+                Ok(())
+            }
+            Role::Stmgr {
+                ids,
+                state_root,
+                stmgr_id,
+                host,
+                data_port,
+                local_data_port,
+                instance_ids,
+                ..
+            } => {
+                heron_stmgr::run(heron_stmgr::StmgrConfig {
+                    topology_name: ids.topology_name,
+                    topology_id: ids.topology_id,
+                    state_root,
+                    stmgr_id,
+                    host,
+                    data_port,
+                    local_data_port,
+                    instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
+                    max_packet_size: STMGR_MAX_PACKET_SIZE,
+                })?;
+                Ok(())
+            }
+            Role::Instance {
+                ids,
+                instance_id,
+                component_name,
+                task_id,
+                component_index,
+                stmgr_id,
+                stmgr_port,
+                ..
+            } => {
+                let metrics_dir = std::env::current_dir()
+                    .map(|d| d.join("metrics"))
+                    .map_err(RoleError::Setup)?;
+                heron_instance::run(
+                    heron_instance::InstanceConfig {
+                        topology_name: ids.topology_name,
+                        topology_id: ids.topology_id,
+                        instance_id,
+                        component_name,
+                        task_id,
+                        component_index,
+                        stmgr_id,
+                        stmgr_port,
+                        metrics_dir: Some(metrics_dir),
+                    },
+                    topology,
+                )?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The stream manager's largest packet (10 MB, `docs/internals.md`).
+const STMGR_MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;
+
+#[cfg(test)]
+mod tests;

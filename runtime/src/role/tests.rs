@@ -1,0 +1,190 @@
+use super::*;
+use heron_proto::system::{ContainerPlan, InstancePlan, PackingPlan, Resource};
+use heron_scheduler::executor::{container_processes, ContainerPorts, ExecutorConfig};
+
+fn parse(args: &[String]) -> Result<Role, clap::Error> {
+    RoleCli::try_parse_from(args).map(|c| c.role)
+}
+
+fn strs(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn executor_config(shard: i32) -> ExecutorConfig {
+    ExecutorConfig {
+        shard,
+        topology_name: "T".into(),
+        topology_id: "T-1".into(),
+        state_root: "/state".into(),
+        cluster: "local".into(),
+        role: "u".into(),
+        environ: "default".into(),
+        user_args: strs("--containers 2 -- x"),
+        binary: "/bin/t".into(),
+        working_dir: "/wd".into(),
+        host: "127.0.0.1".into(),
+    }
+}
+
+fn plan() -> PackingPlan {
+    let r = Resource {
+        cpu: 1.0,
+        ram: 1,
+        disk: 1,
+    };
+    PackingPlan {
+        id: "T-1".into(),
+        container_plans: vec![ContainerPlan {
+            id: 1,
+            instance_plans: vec![
+                InstancePlan {
+                    component_name: "word".into(),
+                    task_id: 1,
+                    component_index: 0,
+                    resource: r,
+                },
+                InstancePlan {
+                    component_name: "count".into(),
+                    task_id: 2,
+                    component_index: 0,
+                    resource: r,
+                },
+            ],
+            required_resource: r,
+            scheduled_resource: None,
+        }],
+    }
+}
+
+/// The executor's command lines (the scheduler writes them) parse here: the two sides agree.
+#[test]
+fn what_the_executor_starts_parses_as_roles() {
+    let tm_ports = ContainerPorts::Tmaster {
+        server: 7001,
+        controller: 7002,
+        stats: 7003,
+    };
+    let tm = &container_processes(&executor_config(0), &plan(), tm_ports).unwrap()[0];
+    let role = parse(&tm.args[1..]).unwrap();
+    assert_eq!(role.process_name(), "tmaster");
+    assert_eq!(role.user_args(), strs("--containers 2 -- x"));
+    let Role::Tmaster {
+        ids,
+        server_port,
+        controller_port,
+        stats_port,
+        state_root,
+        host,
+        ..
+    } = role
+    else {
+        panic!("not tmaster")
+    };
+    assert_eq!(
+        (ids.topology_name.as_str(), ids.topology_id.as_str()),
+        ("T", "T-1")
+    );
+    assert_eq!(
+        (server_port, controller_port, stats_port),
+        (7001, 7002, 7003)
+    );
+    assert_eq!(
+        (state_root, host),
+        (PathBuf::from("/state"), "127.0.0.1".to_string())
+    );
+
+    let sm_ports = ContainerPorts::Stmgr {
+        data: 7101,
+        local_data: 7102,
+    };
+    let specs = container_processes(&executor_config(1), &plan(), sm_ports).unwrap();
+    let Role::Stmgr {
+        stmgr_id,
+        data_port,
+        local_data_port,
+        instance_ids,
+        ..
+    } = parse(&specs[0].args[1..]).unwrap()
+    else {
+        panic!("not stmgr")
+    };
+    assert_eq!(stmgr_id, "stmgr-1");
+    assert_eq!((data_port, local_data_port), (7101, 7102));
+    assert_eq!(instance_ids, ["container_1_word_1", "container_1_count_2"]);
+
+    let inst = parse(&specs[2].args[1..]).unwrap();
+    assert_eq!(inst.process_name(), "container_1_count_2");
+    let Role::Instance {
+        component_name,
+        task_id,
+        component_index,
+        stmgr_id,
+        stmgr_port,
+        ..
+    } = inst
+    else {
+        panic!("not instance")
+    };
+    assert_eq!(
+        (component_name.as_str(), task_id, component_index),
+        ("count", 2, 0)
+    );
+    assert_eq!((stmgr_id.as_str(), stmgr_port), ("stmgr-1", 7102));
+}
+
+#[test]
+fn executor_and_define_flags() {
+    let role = parse(&strs(
+        "executor --shard 2 --topology-name T --topology-id T-1 --state-root /s \
+         --cluster local --role alice --environ default -- a b",
+    ))
+    .unwrap();
+    assert_eq!(role.process_name(), "executor-2");
+    assert_eq!(role.user_args(), ["a", "b"]);
+    let role = parse(&strs("define --output /tmp/x")).unwrap();
+    assert_eq!(role.process_name(), "define");
+    assert!(role.user_args().is_empty());
+}
+
+#[test]
+fn bad_role_lines_are_errors() {
+    assert!(parse(&strs("conductor --x 1")).is_err(), "unknown role");
+    assert!(parse(&strs("define")).is_err(), "missing --output");
+    assert!(parse(&strs(
+        "executor --shard x --topology-name T --topology-id I --state-root /s --role u"
+    ))
+    .is_err());
+    assert!(
+        parse(&strs(
+            "stmgr --topology-name T --topology-id I --state-root /s --stmgr-id s \
+                          --data-port 70000 --local-data-port 1 --instance-ids a"
+        ))
+        .is_err(),
+        "port range"
+    );
+    assert!(parse(&strs(
+        "tmaster --topology-name T --topology-id I --state-root /s --server-port 1 \
+                          --controller-port 2 --stats-port 3 user-arg-without-dashes"
+    ))
+    .is_err());
+    let ok = |r: Result<HeronTopology, TopologyError>| r;
+    let code = run_role(&[OsString::from("define")], |_| {
+        ok(Err(TopologyError::EmptyTopologyName))
+    });
+    assert_eq!(code, EXIT_BAD_TOPOLOGY, "bad flags exit 2");
+}
+
+#[test]
+fn a_topology_that_does_not_build_exits_2() {
+    let out = std::env::temp_dir().join(format!("heron-define-{}", std::process::id()));
+    let args: Vec<OsString> = ["define", "--output", out.to_str().unwrap(), "--", "x"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    let code = run_role(&args, |user_args| {
+        assert_eq!(user_args, ["x"]);
+        Err(TopologyError::NoSpouts("T".into()))
+    });
+    assert_eq!(code, EXIT_BAD_TOPOLOGY);
+    assert!(!out.exists());
+}

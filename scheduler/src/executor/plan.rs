@@ -1,0 +1,192 @@
+//! What a container runs: its processes' names and command lines, from the packing plan and
+//! the ports the executor picked (flags as in `docs/internals.md`).
+
+use super::ExecutorConfig;
+use crate::SchedulerError;
+use heron_proto::system::PackingPlan;
+use std::net::TcpListener;
+
+/// One process of the container: its name (log file `log-files/<name>.log`) and the
+/// arguments that follow the binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessSpec {
+    /// `tmaster`, `stmgr-N` or the instance id.
+    pub name: String,
+    /// Arguments after the binary (`heron-role <role> ... -- <user args>`).
+    pub args: Vec<String>,
+}
+
+/// The ports a container's daemons listen on, picked once when the executor starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContainerPorts {
+    /// Shard 0.
+    Tmaster {
+        /// Binary protocol server (stmgrs register here).
+        server: u16,
+        /// Controller HTTP.
+        controller: u16,
+        /// Stats HTTP.
+        stats: u16,
+    },
+    /// Shards >= 1.
+    Stmgr {
+        /// Stmgr-to-stmgr server.
+        data: u16,
+        /// Server for the container's instances.
+        local_data: u16,
+    },
+}
+
+impl ContainerPorts {
+    /// Picks free ports for `shard`'s daemons.
+    pub fn pick(shard: i32) -> Result<ContainerPorts, SchedulerError> {
+        if shard == 0 {
+            let p = free_ports(3)?;
+            Ok(ContainerPorts::Tmaster {
+                server: p[0],
+                controller: p[1],
+                stats: p[2],
+            })
+        } else {
+            let p = free_ports(2)?;
+            Ok(ContainerPorts::Stmgr {
+                data: p[0],
+                local_data: p[1],
+            })
+        }
+    }
+}
+
+/// `n` distinct free ports on 127.0.0.1: bound together, read, released.
+pub fn free_ports(n: usize) -> Result<Vec<u16>, SchedulerError> {
+    let listeners = (0..n)
+        .map(|_| TcpListener::bind(("127.0.0.1", 0)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(SchedulerError::io("picking a free port"))?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(SchedulerError::io("picking a free port"))
+}
+
+/// The processes of the executor's container: the tmaster for shard 0; for shard N the
+/// stream manager `stmgr-N` and then one instance per instance plan of container N.
+pub fn container_processes(
+    cfg: &ExecutorConfig,
+    plan: &PackingPlan,
+    ports: ContainerPorts,
+) -> Result<Vec<ProcessSpec>, SchedulerError> {
+    let base = |role: &str| -> Vec<String> {
+        vec![
+            "heron-role".into(),
+            role.into(),
+            "--topology-name".into(),
+            cfg.topology_name.clone(),
+            "--topology-id".into(),
+            cfg.topology_id.clone(),
+        ]
+    };
+    let finish = |mut args: Vec<String>| {
+        args.push("--".into());
+        args.extend(cfg.user_args.iter().cloned());
+        args
+    };
+    let state_root = cfg.state_root.to_string_lossy().into_owned();
+    match (cfg.shard, ports) {
+        (
+            0,
+            ContainerPorts::Tmaster {
+                server,
+                controller,
+                stats,
+            },
+        ) => {
+            let mut args = base("tmaster");
+            args.extend([
+                "--state-root".into(),
+                state_root,
+                "--host".into(),
+                cfg.host.clone(),
+                "--server-port".into(),
+                server.to_string(),
+                "--controller-port".into(),
+                controller.to_string(),
+                "--stats-port".into(),
+                stats.to_string(),
+            ]);
+            Ok(vec![ProcessSpec {
+                name: "tmaster".into(),
+                args: finish(args),
+            }])
+        }
+        (shard, ContainerPorts::Stmgr { data, local_data }) if shard > 0 => {
+            let container = plan
+                .container_plans
+                .iter()
+                .find(|c| c.id == shard)
+                .ok_or_else(|| {
+                    SchedulerError::Executor(format!(
+                        "the packing plan of {} has no container {shard}",
+                        cfg.topology_name
+                    ))
+                })?;
+            let stmgr_id = heron_packer::stmgr_id(shard);
+            let mut instances = container.instance_plans.clone();
+            instances.sort_by(|a, b| {
+                (a.task_id, &a.component_name).cmp(&(b.task_id, &b.component_name))
+            });
+            let ids: Vec<String> = instances
+                .iter()
+                .map(|i| heron_packer::instance_id(shard, &i.component_name, i.task_id))
+                .collect();
+            let mut stmgr = base("stmgr");
+            stmgr.extend([
+                "--state-root".into(),
+                state_root,
+                "--stmgr-id".into(),
+                stmgr_id.clone(),
+                "--host".into(),
+                cfg.host.clone(),
+                "--data-port".into(),
+                data.to_string(),
+                "--local-data-port".into(),
+                local_data.to_string(),
+                "--instance-ids".into(),
+                ids.join(","),
+            ]);
+            let mut specs = vec![ProcessSpec {
+                name: stmgr_id.clone(),
+                args: finish(stmgr),
+            }];
+            for (inst, id) in instances.iter().zip(ids) {
+                let mut args = base("instance");
+                args.extend([
+                    "--instance-id".into(),
+                    id.clone(),
+                    "--component-name".into(),
+                    inst.component_name.clone(),
+                    "--task-id".into(),
+                    inst.task_id.to_string(),
+                    "--component-index".into(),
+                    inst.component_index.to_string(),
+                    "--stmgr-id".into(),
+                    stmgr_id.clone(),
+                    "--stmgr-port".into(),
+                    local_data.to_string(),
+                ]);
+                specs.push(ProcessSpec {
+                    name: id,
+                    args: finish(args),
+                });
+            }
+            Ok(specs)
+        }
+        (shard, _) => Err(SchedulerError::Executor(format!(
+            "ports {ports:?} do not fit shard {shard}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use super::*;
+use heron_proto::system::{ContainerPlan, InstancePlan, Resource};
+use std::path::PathBuf;
+
+fn res() -> Resource {
+    Resource {
+        cpu: 1.0,
+        ram: 1,
+        disk: 1,
+    }
+}
+
+fn inst(component: &str, task: i32, index: i32) -> InstancePlan {
+    InstancePlan {
+        component_name: component.into(),
+        task_id: task,
+        component_index: index,
+        resource: res(),
+    }
+}
+
+fn plan() -> PackingPlan {
+    PackingPlan {
+        id: "T-1".into(),
+        container_plans: vec![
+            ContainerPlan {
+                id: 1,
+                instance_plans: vec![inst("split", 3, 0), inst("word", 1, 0)],
+                required_resource: res(),
+                scheduled_resource: None,
+            },
+            ContainerPlan {
+                id: 2,
+                instance_plans: vec![inst("word", 2, 1)],
+                required_resource: res(),
+                scheduled_resource: None,
+            },
+        ],
+    }
+}
+
+fn cfg(shard: i32) -> ExecutorConfig {
+    ExecutorConfig {
+        shard,
+        topology_name: "T".into(),
+        topology_id: "T-1".into(),
+        state_root: PathBuf::from("/state"),
+        cluster: "local".into(),
+        role: "u".into(),
+        environ: "default".into(),
+        user_args: vec!["--x".into(), "1".into()],
+        binary: PathBuf::from("/bin/topo"),
+        working_dir: PathBuf::from("/wd"),
+        host: "127.0.0.1".into(),
+    }
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn shard_zero_runs_the_tmaster() {
+    let ports = ContainerPorts::Tmaster {
+        server: 1,
+        controller: 2,
+        stats: 3,
+    };
+    let specs = container_processes(&cfg(0), &plan(), ports).unwrap();
+    assert_eq!(
+        specs,
+        vec![ProcessSpec {
+            name: "tmaster".into(),
+            args: words(
+                "heron-role tmaster --topology-name T --topology-id T-1 --state-root /state \
+                 --host 127.0.0.1 --server-port 1 --controller-port 2 --stats-port 3 -- --x 1"
+            ),
+        }]
+    );
+}
+
+#[test]
+fn shard_n_runs_its_stmgr_and_instances() {
+    let ports = ContainerPorts::Stmgr {
+        data: 10,
+        local_data: 11,
+    };
+    let specs = container_processes(&cfg(1), &plan(), ports).unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["stmgr-1", "container_1_word_1", "container_1_split_3"]
+    );
+    assert_eq!(
+        specs[0].args,
+        words(
+            "heron-role stmgr --topology-name T --topology-id T-1 --state-root /state \
+             --stmgr-id stmgr-1 --host 127.0.0.1 --data-port 10 --local-data-port 11 \
+             --instance-ids container_1_word_1,container_1_split_3 -- --x 1"
+        )
+    );
+    assert_eq!(
+        specs[2].args,
+        words(
+            "heron-role instance --topology-name T --topology-id T-1 \
+             --instance-id container_1_split_3 --component-name split --task-id 3 \
+             --component-index 0 --stmgr-id stmgr-1 --stmgr-port 11 -- --x 1"
+        )
+    );
+    let two = container_processes(&cfg(2), &plan(), ports).unwrap();
+    assert_eq!(two.len(), 2);
+    assert_eq!(two[1].name, "container_2_word_2");
+}
+
+#[test]
+fn unknown_container_or_wrong_ports_are_errors() {
+    let stmgr = ContainerPorts::Stmgr {
+        data: 10,
+        local_data: 11,
+    };
+    let err = container_processes(&cfg(3), &plan(), stmgr).unwrap_err();
+    assert!(err.to_string().contains("no container 3"), "{err}");
+    assert!(container_processes(&cfg(0), &plan(), stmgr).is_err());
+}
+
+#[test]
+fn picked_ports_are_distinct_and_nonzero() {
+    match ContainerPorts::pick(0).unwrap() {
+        ContainerPorts::Tmaster {
+            server,
+            controller,
+            stats,
+        } => {
+            assert!(server > 0 && controller > 0 && stats > 0);
+            assert!(server != controller && controller != stats && server != stats);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        ContainerPorts::pick(4).unwrap(),
+        ContainerPorts::Stmgr { .. }
+    ));
+}

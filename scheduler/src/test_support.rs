@@ -1,0 +1,147 @@
+//! Test fixtures: a fake topology binary (a shell script) with its own HOME and state root,
+//! which kills every process it started when dropped.
+
+use crate::layout;
+use crate::process::{reap_if_child, signal_group};
+use crate::{KillRequest, SubmitRequest};
+use heron_proto::api::{config::KeyValue, Bolt, Component, Config, Spout, Topology};
+use heron_proto::Message;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What the fake executor runs by default: two children in its process group whose command
+/// lines name the topology, like real roles; each runs a `sleep` (5 processes in the group).
+pub const TWO_CHILDREN: &str = "sh -c 'sleep 30; true' heron-role child --topology-name \"$6\" &\n\
+     sh -c 'sleep 30; true' heron-role child --topology-name \"$6\" &\n\
+     wait";
+
+pub struct FakeWorld {
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub state_root: PathBuf,
+    pub binary: PathBuf,
+}
+
+fn kv(key: &str, value: &str) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(value.into()),
+        serialized_value: None,
+        r#type: Some(1),
+    }
+}
+
+fn component(name: &str, parallelism: u32) -> Component {
+    Component {
+        name: name.into(),
+        class_name: None,
+        config: Config {
+            kvs: vec![kv(
+                "topology.component.parallelism",
+                &parallelism.to_string(),
+            )],
+        },
+        serialized_object: None,
+        spec: None,
+        cpp_class_info: None,
+    }
+}
+
+/// `name`: spout `s` x2 and bolt `b` x1 over 2 containers.
+pub fn topology(name: &str) -> Topology {
+    Topology {
+        id: String::new(),
+        name: name.into(),
+        spouts: vec![Spout {
+            comp: component("s", 2),
+            outputs: vec![],
+        }],
+        bolts: vec![Bolt {
+            comp: component("b", 1),
+            inputs: vec![],
+            outputs: vec![],
+        }],
+        state: 1,
+        topology_config: Some(Config {
+            kvs: vec![kv("topology.stmgrs", "2")],
+        }),
+    }
+}
+
+impl FakeWorld {
+    /// A binary whose `define` writes [`topology`]`(name)` and whose `executor` runs
+    /// `executor_script` (`$6` is the topology name).
+    pub fn new(name: &str, executor_script: &str) -> FakeWorld {
+        let root = std::env::temp_dir().join(format!("heron-sched-test-{}", uuid::Uuid::new_v4()));
+        let home = root.join("home");
+        let state_root = home.join(".herondata/repository/state/local");
+        std::fs::create_dir_all(&home).unwrap();
+        let defn = root.join("topology.defn");
+        std::fs::write(&defn, topology(name).encode_to_vec()).unwrap();
+        let binary = root.join("topo.sh");
+        std::fs::write(
+            &binary,
+            format!(
+                "#!/bin/sh\ncase \"$2\" in\n  define) cp '{}' \"$4\" ;;\n  executor)\n{executor_script}\n  ;;\n  *) exit 64 ;;\nesac\n",
+                defn.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        FakeWorld {
+            root,
+            home,
+            state_root,
+            binary,
+        }
+    }
+
+    pub fn request(&self) -> SubmitRequest {
+        SubmitRequest {
+            role: "tester".into(),
+            state_root: self.state_root.clone(),
+            home: self.home.clone(),
+            ..SubmitRequest::new(&self.binary, vec!["--flag".into()])
+        }
+    }
+
+    pub fn kill_request(&self, name: &str) -> KillRequest {
+        KillRequest {
+            role: "tester".into(),
+            state_root: self.state_root.clone(),
+            home: self.home.clone(),
+            grace: Duration::from_secs(2),
+            ..KillRequest::new(name)
+        }
+    }
+
+    pub fn working_dir(&self, name: &str) -> PathBuf {
+        layout::working_dir(&self.home, "local", "tester", name)
+    }
+}
+
+impl Drop for FakeWorld {
+    fn drop(&mut self) {
+        let base = self.home.join(".herondata/topologies/local/tester");
+        for topo in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            for (_, pid) in layout::read_pid_files(&topo.path()).unwrap_or_default() {
+                let _ = signal_group(pid, libc::SIGKILL);
+                reap_if_child(pid);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Polls `f` every 20 ms for up to `timeout`.
+pub fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
