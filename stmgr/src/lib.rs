@@ -1,1 +1,85 @@
-//! placeholder
+//! The stream manager (`heron-stmgr`): one per container, between that container's instances
+//! and the rest of the topology.
+//!
+//! It accepts its instances' registrations, registers the container with the tmaster once all
+//! of them are in, receives the physical plan and hands it to the instances, and keeps a full
+//! mesh of directed connections to the other stream managers. On the data path it routes every
+//! tuple an instance emits by the plan's groupings, batches tuples per destination task as
+//! `HeronTupleSet2` (tuple bytes copied unchanged, never re-encoded), and sends each batch to
+//! the local instance or, wrapped in a `TupleStreamMessage`, to the stream manager that owns
+//! the task. Batches from other stream managers are forwarded to instances without parsing.
+//! Behaviour follows Heron's stream manager (`shared/reference/heron.md` §2); delivery is at
+//! most once for now.
+//!
+//! Depends on `heron-proto` (messages, framing) and `heron-statemgr` (the tmaster location),
+//! plus tokio; nothing else of heron-rs. Logs go through `tracing`; the binary installs the
+//! subscriber.
+//!
+//! # Layout
+//!
+//! * [`StmgrConfig`], [`run`]: the entry point (`config`, `daemon`).
+//! * `core`: the synchronous state machine: events in, frames and actions out, time passed in
+//!   (`core::mesh`: hellos and the client links to the other stream managers).
+//! * `routing`, `grouping`: the routing table a physical plan implies, one grouping per
+//!   subscriber.
+//! * `tuple_cache`: per-destination batches built in their wire form.
+//! * `wire`: in-place protobuf reading of tuple sets, so routing allocates nothing per tuple.
+//! * `conn`: socket reader and writer tasks; `instance_server`, `stmgr_server`: what a
+//!   registration and a hello must satisfy; `stmgr_client`, `tmaster_client`: outgoing
+//!   connections.
+
+mod config;
+mod conn;
+mod core;
+mod daemon;
+mod error;
+mod grouping;
+mod instance_server;
+mod routing;
+mod stmgr_client;
+mod stmgr_server;
+mod tmaster_client;
+mod tuple_cache;
+mod wire;
+
+#[cfg(test)]
+mod testutil;
+
+pub use config::{
+    StmgrConfig, BATCH_BYTES, DEFAULT_MAX_PACKET_SIZE, FLUSH_INTERVAL, HEARTBEAT_INTERVAL,
+    RECONNECT_INTERVAL,
+};
+pub use error::StmgrError;
+
+/// Runs a stream manager until a fatal error (a port that cannot be bound, an unusable
+/// configuration). Blocks the calling thread: it builds its own single-threaded tokio runtime.
+pub fn run(config: StmgrConfig) -> Result<(), StmgrError> {
+    check(&config)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(StmgrError::Runtime)?;
+    runtime.block_on(daemon::serve(config))
+}
+
+fn check(c: &StmgrConfig) -> Result<(), StmgrError> {
+    let fail = |m: String| Err(StmgrError::Config(m));
+    if c.topology_name.is_empty() || c.topology_id.is_empty() {
+        return fail("the topology name and id must not be empty".into());
+    }
+    if c.stmgr_id.is_empty() || c.host.is_empty() {
+        return fail("the stream manager id and host must not be empty".into());
+    }
+    if c.max_packet_size <= config::PACKET_OVERHEAD * 2 {
+        return fail(format!(
+            "max_packet_size {} is too small",
+            c.max_packet_size
+        ));
+    }
+    let mut ids = c.instance_ids.clone();
+    ids.sort();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return fail(format!("instance id {} is listed twice", w[0]));
+    }
+    Ok(())
+}

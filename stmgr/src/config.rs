@@ -1,0 +1,54 @@
+//! The stream manager's configuration and its timing and sizing constants.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything a stream manager needs to start (see `docs/internals.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StmgrConfig {
+    /// The topology's name.
+    pub topology_name: String,
+    /// The topology's id (`<name>-<uuid>`).
+    pub topology_id: String,
+    /// Root of the local file-system state manager.
+    pub state_root: PathBuf,
+    /// This stream manager's id, `stmgr-<container>`.
+    pub stmgr_id: String,
+    /// The host other stream managers connect to (and that goes into the physical plan).
+    pub host: String,
+    /// Port of the stmgr <-> stmgr server.
+    pub data_port: u16,
+    /// Port of the instance server (bound on 127.0.0.1).
+    pub local_data_port: u16,
+    /// Every instance of this container; the stream manager registers with the tmaster once
+    /// all of them have registered.
+    pub instance_ids: Vec<String>,
+    /// Largest packet accepted on any connection (Heron's stmgr default: 10 MB).
+    pub max_packet_size: usize,
+}
+
+/// Heron's stream-manager packet limit, 10 MB.
+pub const DEFAULT_MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;
+
+/// How often the stream manager heartbeats the tmaster
+/// (`heron.streammgr.tmanager.heartbeat.interval.sec`).
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long to wait before reconnecting to the tmaster or to another stream manager, and how
+/// often the tmaster location is re-read.
+pub const RECONNECT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long a request (register, hello) may wait for its response.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A batch to one destination task closes once its tuples take this many bytes.
+pub const BATCH_BYTES: usize = 32 * 1024;
+
+/// The longest an open batch waits before it is sent, even while input keeps coming.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Room kept free in every packet for its framing and headers.
+pub const PACKET_OVERHEAD: usize = 1024;
+
+/// The most input events the core handles before it looks at its timers and flushes.
+pub const MAX_EVENTS_PER_ROUND: usize = 1024;

@@ -1,0 +1,163 @@
+//! The socket side of a connection: a reader task that splits packets off a large buffer and
+//! hands them to the core in batches, and a writer task that writes whole rounds of frames.
+//!
+//! A read that brings many packets becomes one event for the core; the core answers with at
+//! most one buffer per connection per round, so both directions cost one wake-up and one
+//! syscall per batch, not per tuple.
+
+use crate::core::{ConnId, Incoming};
+use crate::daemon::Event;
+use bytes::{Bytes, BytesMut};
+use heron_proto::HeronCodec;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tracing::{debug, info, warn};
+
+/// Bytes the reader asks the socket for at least, per read.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The core's end of a connection. Dropping it closes the connection once everything sent
+/// to it has been written.
+#[derive(Debug)]
+pub(crate) struct ConnHandle {
+    tx: mpsc::UnboundedSender<Bytes>,
+    reader: AbortHandle,
+}
+
+impl ConnHandle {
+    /// Queues whole frames for writing.
+    pub fn send(&self, frames: Bytes) {
+        // A writer that stopped has reported the connection closed; nothing to do.
+        let _ = self.tx.send(frames);
+    }
+}
+
+impl Drop for ConnHandle {
+    fn drop(&mut self) {
+        // The writer ends when its queue closes, after writing what is queued; with both
+        // halves gone the socket closes.
+        self.reader.abort();
+    }
+}
+
+/// Starts the reader and writer of `stream`. `initial` holds bytes already read from it.
+/// Events (packets, close) go to `events` tagged with `conn`.
+pub(crate) fn spawn(
+    stream: TcpStream,
+    conn: ConnId,
+    label: String,
+    initial: BytesMut,
+    codec: HeronCodec,
+    events: mpsc::Sender<Event>,
+) -> ConnHandle {
+    let (r, w) = stream.into_split();
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(write_loop(w, rx, conn, events.clone()));
+    let reader = tokio::spawn(read_loop(r, initial, codec, conn, label, events)).abort_handle();
+    ConnHandle { tx, reader }
+}
+
+async fn read_loop(
+    mut r: OwnedReadHalf,
+    mut buf: BytesMut,
+    codec: HeronCodec,
+    conn: ConnId,
+    label: String,
+    events: mpsc::Sender<Event>,
+) {
+    let mut packets = Vec::new();
+    loop {
+        let failure = loop {
+            match codec.decode_packet(&mut buf) {
+                Ok(Some(p)) => packets.push(p),
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        if !packets.is_empty() {
+            let batch = std::mem::take(&mut packets);
+            if events
+                .send(Event::Packets {
+                    conn,
+                    packets: batch,
+                })
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if let Some(e) = failure {
+            warn!(conn, peer = %label, "closing connection: {e}");
+            break;
+        }
+        if buf.capacity() - buf.len() < READ_CHUNK {
+            buf.reserve(READ_CHUNK);
+        }
+        match r.read_buf(&mut buf).await {
+            Ok(0) if buf.is_empty() => {
+                debug!(conn, peer = %label, "connection closed by peer");
+                break;
+            }
+            Ok(0) => {
+                warn!(conn, peer = %label, "connection closed in the middle of a packet ({} bytes buffered)", buf.len());
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                info!(conn, peer = %label, "read failed: {e}");
+                break;
+            }
+        }
+    }
+    let _ = events.send(Event::Closed { conn }).await;
+}
+
+async fn write_loop(
+    mut w: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Bytes>,
+    conn: ConnId,
+    events: mpsc::Sender<Event>,
+) {
+    while let Some(frames) = rx.recv().await {
+        if let Err(e) = w.write_all(&frames).await {
+            info!(conn, "write failed: {e}");
+            let _ = events.send(Event::Closed { conn }).await;
+            return;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+/// Accepts connections on `listener` and hands each to the core as an [`Event::Accepted`].
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    kind: Incoming,
+    events: mpsc::Sender<Event>,
+) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                if let Err(e) = stream.set_nodelay(true) {
+                    debug!(%peer, "cannot set TCP_NODELAY: {e}");
+                }
+                if events
+                    .send(Event::Accepted { stream, peer, kind })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(e) => {
+                // Usually out of file descriptors; give the process a moment.
+                warn!("accept failed on the {kind:?} server: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,675 @@
+use super::*;
+use crate::config::FLUSH_INTERVAL;
+use crate::testutil::*;
+use heron_proto::api::{self, StreamId};
+use heron_proto::stmgr::{StartBackPressureMessage, TupleStreamMessage};
+use heron_proto::system::{
+    AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet, HeronTupleSet,
+    HeronTupleSet2,
+};
+use heron_proto::HeronCodec;
+use std::time::Duration;
+
+const SPOUT: ConnId = 1;
+const BOLT: ConnId = 2;
+const PEER_IN: ConnId = 20;
+
+fn cfg() -> CoreConfig {
+    CoreConfig {
+        topology_name: TOPOLOGY.into(),
+        topology_id: TOPOLOGY_ID.into(),
+        stmgr_id: "stmgr-1".into(),
+        instance_ids: vec!["container_1_spout_1".into(), "container_1_bolt_3".into()],
+        max_packet_size: 1 << 20,
+        batch_bytes: 1 << 15,
+    }
+}
+
+/// spout task 1 and bolt task 3 here, bolt task 4 on stmgr-2.
+fn plan_with(g: api::Grouping) -> PhysicalPlan {
+    Plan::new()
+        .spout("spout", vec![output("spout", "default", &["word"])])
+        .bolt("bolt", vec![input("spout", "default", g)], vec![])
+        .stmgr("stmgr-1", 6001)
+        .stmgr("stmgr-2", 6002)
+        .instance("stmgr-1", "spout", 1)
+        .instance("stmgr-1", "bolt", 3)
+        .instance("stmgr-2", "bolt", 4)
+        .build()
+}
+
+#[derive(Debug)]
+enum Out {
+    Frame(ConnId, Packet),
+    Close(ConnId),
+    Connect(String, u16, u64),
+    Register(Vec<Instance>),
+}
+
+struct H {
+    core: Core,
+    now: Instant,
+    /// The attempt number of the last connect to stmgr-2 that `running` saw.
+    attempt: u64,
+}
+
+impl H {
+    fn new() -> H {
+        let now = Instant::now();
+        H {
+            core: Core::new(cfg(), now),
+            now,
+            attempt: 0,
+        }
+    }
+
+    fn send<M: Message + Name>(&mut self, conn: ConnId, msg: &M) -> ReqId {
+        let reqid = ReqId::random();
+        self.core
+            .on_packet(conn, &Packet::from_message(reqid, msg), self.now);
+        reqid
+    }
+
+    fn register(&mut self, conn: ConnId, component: &str, task: i32) -> ReqId {
+        self.core
+            .on_connected(conn, Incoming::Instance, format!("test-{conn}"));
+        self.send(
+            conn,
+            &RegisterInstanceRequest {
+                instance: instance("stmgr-1", component, task),
+                topology_name: TOPOLOGY.into(),
+                topology_id: TOPOLOGY_ID.into(),
+            },
+        )
+    }
+
+    fn hello(&mut self, conn: ConnId, stmgr: &str) {
+        self.core
+            .on_connected(conn, Incoming::Stmgr, format!("test-{conn}"));
+        self.send(
+            conn,
+            &StrMgrHelloRequest {
+                topology_name: TOPOLOGY.into(),
+                topology_id: TOPOLOGY_ID.into(),
+                stmgr: stmgr.into(),
+            },
+        );
+    }
+
+    /// Ends the round and returns what the core asked for.
+    fn round(&mut self, idle: bool) -> Vec<Out> {
+        self.core.end_round(self.now, idle);
+        let mut out = Vec::new();
+        for a in self.core.drain_actions() {
+            match a {
+                Action::Send(conn, bytes) => {
+                    let mut buf = BytesMut::from(&bytes[..]);
+                    while let Some(p) = HeronCodec::new(0).decode_packet(&mut buf).unwrap() {
+                        out.push(Out::Frame(conn, p));
+                    }
+                    assert!(buf.is_empty(), "whole frames only");
+                }
+                Action::Close(conn) => out.push(Out::Close(conn)),
+                Action::ConnectStmgr {
+                    stmgr_id,
+                    port,
+                    attempt,
+                    ..
+                } => out.push(Out::Connect(stmgr_id, port, attempt)),
+                Action::RegisterWithTmaster(v) => out.push(Out::Register(v)),
+            }
+        }
+        out
+    }
+
+    /// Both instances registered, the plan applied, actions cleared.
+    fn running(g: api::Grouping) -> H {
+        let mut h = H::new();
+        h.register(SPOUT, "spout", 1);
+        h.register(BOLT, "bolt", 3);
+        h.core.on_pplan(plan_with(g), h.now);
+        for o in h.round(true) {
+            if let Out::Connect(_, _, a) = o {
+                h.attempt = a;
+            }
+        }
+        assert!(h.attempt > 0, "the plan starts a connect to stmgr-2");
+        h
+    }
+}
+
+fn frames_to(out: &[Out], conn: ConnId) -> Vec<&Packet> {
+    out.iter()
+        .filter_map(|o| match o {
+            Out::Frame(c, p) if *c == conn => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn closed(out: &[Out]) -> Vec<ConnId> {
+    out.iter()
+        .filter_map(|o| match o {
+            Out::Close(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn data_tuple(word: &str) -> HeronDataTuple {
+    HeronDataTuple {
+        key: 0,
+        roots: vec![],
+        values: vec![str_value(word).into()],
+        dest_task_ids: vec![],
+    }
+}
+
+fn tuple_set(words: &[&str]) -> HeronTupleSet {
+    HeronTupleSet {
+        data: Some(HeronDataTupleSet {
+            stream: StreamId {
+                id: "default".into(),
+                component_name: "spout".into(),
+            },
+            tuples: words.iter().map(|w| data_tuple(w)).collect(),
+        }),
+        control: None,
+        src_task_id: 1,
+    }
+}
+
+#[test]
+fn dispatch_names_are_the_proto_type_names() {
+    use heron_proto::stmgr::StopBackPressureMessage;
+    assert_eq!(HERON_TUPLE_SET, HeronTupleSet::full_name());
+    assert_eq!(HERON_TUPLE_SET2, HeronTupleSet2::full_name());
+    assert_eq!(
+        REGISTER_INSTANCE_REQUEST,
+        RegisterInstanceRequest::full_name()
+    );
+    assert_eq!(HELLO_REQUEST, StrMgrHelloRequest::full_name());
+    assert_eq!(TUPLE_STREAM_MESSAGE, TupleStreamMessage::full_name());
+    assert_eq!(START_BACK_PRESSURE, StartBackPressureMessage::full_name());
+    assert_eq!(STOP_BACK_PRESSURE, StopBackPressureMessage::full_name());
+}
+
+#[test]
+fn registration_is_answered_and_the_tmaster_is_told_once_all_are_in() {
+    let mut h = H::new();
+    let reqid = h.register(SPOUT, "spout", 1);
+    let out = h.round(true);
+    let f = frames_to(&out, SPOUT);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].reqid, reqid, "the response echoes the request id");
+    let resp: RegisterInstanceResponse = f[0].decode().unwrap();
+    assert!(heron_proto::is_ok(&resp.status));
+    assert!(resp.pplan.is_none());
+    assert!(
+        !out.iter().any(|o| matches!(o, Out::Register(_))),
+        "one of two"
+    );
+
+    h.register(BOLT, "bolt", 3);
+    let out = h.round(true);
+    let regs: Vec<&Vec<Instance>> = out
+        .iter()
+        .filter_map(|o| match o {
+            Out::Register(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(regs.len(), 1);
+    let ids: Vec<&str> = regs[0].iter().map(|i| i.instance_id.as_str()).collect();
+    assert_eq!(ids, vec!["container_1_spout_1", "container_1_bolt_3"]);
+
+    // The bolt reconnects: its old connection closes, the tmaster is not told again.
+    h.register(7, "bolt", 3);
+    let out = h.round(true);
+    assert_eq!(closed(&out), vec![BOLT]);
+    assert_eq!(frames_to(&out, 7).len(), 1);
+    assert!(!out.iter().any(|o| matches!(o, Out::Register(_))));
+}
+
+#[test]
+fn a_bad_registration_gets_notok_then_close() {
+    let mut h = H::new();
+    for (conn, name, id) in [
+        (5, "other", "container_1_spout_1"),
+        (6, TOPOLOGY, "container_9_x_9"),
+    ] {
+        h.core.on_connected(conn, Incoming::Instance, "t".into());
+        let mut inst = instance("stmgr-1", "spout", 1);
+        inst.instance_id = id.into();
+        h.send(
+            conn,
+            &RegisterInstanceRequest {
+                instance: inst,
+                topology_name: name.into(),
+                topology_id: TOPOLOGY_ID.into(),
+            },
+        );
+        let out = h.round(true);
+        match &out[..] {
+            [Out::Frame(c, p), Out::Close(d)] if *c == conn && *d == conn => {
+                let resp: RegisterInstanceResponse = p.decode().unwrap();
+                assert_eq!(resp.status.status, StatusCode::Notok as i32);
+                assert!(resp.status.message.is_some());
+            }
+            other => panic!("expected NOTOK then close, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn the_plan_goes_to_every_instance_and_starts_the_mesh() {
+    let mut h = H::new();
+    h.register(SPOUT, "spout", 1);
+    h.round(true);
+    let plan = plan_with(api::Grouping::Shuffle);
+    h.core.on_pplan(plan.clone(), h.now);
+    let out = h.round(true);
+    let f = frames_to(&out, SPOUT);
+    assert_eq!(f.len(), 1);
+    let msg: NewInstanceAssignmentMessage = f[0].decode().unwrap();
+    assert_eq!(msg.pplan, plan);
+    assert!(out
+        .iter()
+        .any(|o| matches!(o, Out::Connect(id, 6002, _) if id == "stmgr-2")));
+
+    // an instance that registers later gets the plan in its response
+    h.register(BOLT, "bolt", 3);
+    let out = h.round(true);
+    let resp: RegisterInstanceResponse = frames_to(&out, BOLT)[0].decode().unwrap();
+    assert_eq!(resp.pplan, Some(plan.clone()));
+
+    // the same plan again changes nothing
+    h.core.on_pplan(plan, h.now);
+    assert!(h.round(true).is_empty());
+}
+
+#[test]
+fn plans_of_another_topology_or_without_this_stmgr_are_ignored() {
+    let mut h = H::new();
+    h.register(SPOUT, "spout", 1);
+    h.round(true);
+    let mut other = plan_with(api::Grouping::Shuffle);
+    other.topology.id = "wc-2".into();
+    h.core.on_pplan(other, h.now);
+    let mut absent = plan_with(api::Grouping::Shuffle);
+    absent.stmgrs.retain(|s| s.id != "stmgr-1");
+    h.core.on_pplan(absent, h.now);
+    assert!(h.round(true).is_empty());
+}
+
+#[test]
+fn local_tuples_are_batched_and_sent_unchanged_when_the_core_is_idle() {
+    let mut h = H::running(api::Grouping::All);
+    h.send(SPOUT, &tuple_set(&["a", "b"]));
+    h.send(SPOUT, &tuple_set(&["c"]));
+    assert!(
+        frames_to(&h.round(false), BOLT).is_empty(),
+        "busy and young: wait"
+    );
+    let out = h.round(true);
+    let f = frames_to(&out, BOLT);
+    assert_eq!(f.len(), 1, "three tuples, one batch");
+    assert_eq!(f[0].type_name(), HERON_TUPLE_SET2);
+    let set: HeronTupleSet2 = f[0].decode().unwrap();
+    assert_eq!(set.src_task_id, 1);
+    let data = set.data.unwrap();
+    assert_eq!(data.stream.component_name, "spout");
+    let want: Vec<Vec<u8>> = ["a", "b", "c"]
+        .iter()
+        .map(|w| data_tuple(w).encode_to_vec())
+        .collect();
+    let got: Vec<Vec<u8>> = data.tuples.iter().map(|t| t.to_vec()).collect();
+    assert_eq!(got, want);
+    // task 4's stream manager is not connected: its copies are lost and counted
+    assert_eq!(h.core.delivered().to_instances, 3);
+    assert_eq!(h.core.delivered().lost, 3);
+    assert_eq!(h.core.counters().tuples_from_instances, 3);
+}
+
+#[test]
+fn open_batches_wait_at_most_the_flush_interval_while_input_keeps_coming() {
+    let mut h = H::running(api::Grouping::All);
+    let t0 = h.now;
+    h.send(SPOUT, &tuple_set(&["a"]));
+    assert_eq!(h.core.next_deadline(), Some(t0 + FLUSH_INTERVAL));
+    h.now = t0 + FLUSH_INTERVAL / 2;
+    assert!(frames_to(&h.round(false), BOLT).is_empty());
+    h.now = t0 + FLUSH_INTERVAL;
+    assert_eq!(frames_to(&h.round(false), BOLT).len(), 1);
+}
+
+#[test]
+fn remote_tuples_go_as_tuple_stream_messages_once_the_peer_is_up() {
+    let mut h = H::running(api::Grouping::All);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.send(SPOUT, &tuple_set(&["x", "y"]));
+    let out = h.round(true);
+    let f = frames_to(&out, 10);
+    assert_eq!(f.len(), 1);
+    let msg: TupleStreamMessage = f[0].decode().unwrap();
+    assert_eq!((msg.task_id, msg.src_task_id, msg.num_tuples), (4, 1, 2));
+    let set = HeronTupleSet2::decode(msg.set).unwrap();
+    assert_eq!(set.data.unwrap().tuples.len(), 2);
+    assert_eq!(frames_to(&out, BOLT).len(), 1, "the local copy too");
+    assert_eq!(h.core.delivered().to_stmgrs, 2);
+}
+
+#[test]
+fn tuple_stream_messages_are_forwarded_to_the_instance_unparsed() {
+    let mut h = H::running(api::Grouping::Shuffle);
+    h.hello(PEER_IN, "stmgr-2");
+    let out = h.round(true);
+    let resp: StrMgrHelloResponse = frames_to(&out, PEER_IN)[0].decode().unwrap();
+    assert!(heron_proto::is_ok(&resp.status));
+    let opaque = bytes::Bytes::from_static(b"not parsed by the stmgr");
+    for task in [3, 4, 99] {
+        h.send(
+            PEER_IN,
+            &TupleStreamMessage {
+                task_id: task,
+                set: opaque.clone(),
+                src_task_id: 8,
+                num_tuples: 5,
+            },
+        );
+    }
+    let out = h.round(true);
+    let f = frames_to(&out, BOLT);
+    assert_eq!(f.len(), 1, "only task 3 is local");
+    assert_eq!(f[0].type_name(), HERON_TUPLE_SET2);
+    assert_eq!(f[0].payload, opaque);
+    assert_eq!(h.core.delivered().lost, 10);
+    assert!(closed(&out).is_empty());
+}
+
+#[test]
+fn hellos_are_checked_and_a_second_hello_replaces_the_first() {
+    let mut h = H::new();
+    // before the plan a hello is accepted provisionally ...
+    h.hello(30, "stmgr-3");
+    h.hello(PEER_IN, "stmgr-2");
+    h.round(true);
+    // ... and dropped when the plan says stmgr-3 is not in the topology
+    h.core.on_pplan(plan_with(api::Grouping::Shuffle), h.now);
+    assert_eq!(closed(&h.round(true)), vec![30]);
+
+    h.hello(21, "stmgr-2");
+    let out = h.round(true);
+    assert_eq!(closed(&out), vec![PEER_IN], "the older connection goes");
+    let resp: StrMgrHelloResponse = frames_to(&out, 21)[0].decode().unwrap();
+    assert!(heron_proto::is_ok(&resp.status));
+
+    for (conn, who) in [(22, "stmgr-9"), (23, "stmgr-1")] {
+        h.hello(conn, who);
+        let out = h.round(true);
+        let resp: StrMgrHelloResponse = frames_to(&out, conn)[0].decode().unwrap();
+        assert_eq!(resp.status.status, StatusCode::Notok as i32, "{who}");
+        assert_eq!(closed(&out), vec![conn]);
+    }
+}
+
+#[test]
+fn unexpected_or_malformed_packets_close_only_their_connection() {
+    let mut h = H::running(api::Grouping::All);
+    // data before registering
+    h.core.on_connected(40, Incoming::Instance, "t".into());
+    h.send(40, &tuple_set(&["a"]));
+    // an unknown type name
+    h.core.on_packet(
+        SPOUT,
+        &Packet::new("foo.Bar", ReqId::ZERO, bytes::Bytes::new()),
+        h.now,
+    );
+    // a stream message from an instance
+    h.register(41, "bolt", 3);
+    h.send(41, &TupleStreamMessage::default());
+    // a tuple set that does not parse
+    h.hello(42, "stmgr-2");
+    h.send(42, &tuple_set(&["a"]));
+    let out = h.round(true);
+    let mut c = closed(&out);
+    c.sort_unstable();
+    // 41 replaced BOLT (same instance), then was closed itself
+    assert_eq!(c, vec![SPOUT, BOLT, 40, 41, 42]);
+
+    let mut h = H::running(api::Grouping::All);
+    h.core.on_packet(
+        SPOUT,
+        &Packet::new(
+            HERON_TUPLE_SET,
+            ReqId::ZERO,
+            bytes::Bytes::from_static(b"\xff\xff"),
+        ),
+        h.now,
+    );
+    assert_eq!(closed(&h.round(true)), vec![SPOUT]);
+    // the bolt is still served: a peer's batch reaches it
+    h.hello(PEER_IN, "stmgr-2");
+    h.send(
+        PEER_IN,
+        &TupleStreamMessage {
+            task_id: 3,
+            set: bytes::Bytes::from_static(b"x"),
+            src_task_id: 4,
+            num_tuples: 1,
+        },
+    );
+    assert_eq!(frames_to(&h.round(true), BOLT).len(), 1);
+}
+
+#[test]
+fn back_pressure_notices_are_accepted_and_ignored() {
+    let mut h = H::running(api::Grouping::All);
+    h.hello(PEER_IN, "stmgr-2");
+    h.send(PEER_IN, &StartBackPressureMessage::default());
+    assert!(closed(&h.round(true)).is_empty());
+}
+
+#[test]
+fn control_tuples_are_counted_and_ignored() {
+    let mut h = H::running(api::Grouping::All);
+    let control = HeronTupleSet {
+        data: None,
+        control: Some(HeronControlTupleSet {
+            acks: vec![AckTuple {
+                roots: vec![],
+                ackedtuple: 5,
+            }],
+            fails: vec![],
+            emits: vec![],
+        }),
+        src_task_id: 1,
+    };
+    h.send(SPOUT, &control);
+    let out = h.round(true);
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(h.core.counters().control_sets_ignored, 1);
+}
+
+#[test]
+fn tuples_without_plan_or_consumer_are_dropped_and_counted() {
+    let mut h = H::new();
+    h.register(SPOUT, "spout", 1);
+    h.send(SPOUT, &tuple_set(&["a", "b"]));
+    assert_eq!(h.core.counters().tuples_without_plan, 2);
+    h.core.on_pplan(plan_with(api::Grouping::All), h.now);
+    let mut set = tuple_set(&["a"]);
+    set.data.as_mut().unwrap().stream.id = "nobody-listens".into();
+    h.send(SPOUT, &set);
+    assert_eq!(h.core.counters().tuples_without_consumer, 1);
+    assert!(closed(&h.round(true)).is_empty());
+}
+
+#[test]
+fn failed_or_dropped_peer_connections_are_retried_after_the_interval() {
+    let mut h = H::running(api::Grouping::All);
+    let first = h.attempt;
+    // The plan changes but stmgr-2 does not move: no second connect.
+    h.core.on_pplan(plan_with(api::Grouping::Shuffle), h.now);
+    let out = h.round(true);
+    assert!(
+        !out.iter().any(|o| matches!(o, Out::Connect(..))),
+        "{out:?}"
+    );
+    assert_eq!(
+        frames_to(&out, BOLT).len(),
+        1,
+        "the new plan reaches the instances"
+    );
+    let t0 = h.now;
+    h.core.on_stmgr_client_failed("stmgr-2", first, t0);
+    assert_eq!(h.core.next_deadline(), Some(t0 + RECONNECT_INTERVAL));
+    h.core.on_timer(t0 + RECONNECT_INTERVAL / 2);
+    assert!(h.round(true).is_empty());
+    h.now = t0 + RECONNECT_INTERVAL;
+    h.core.on_timer(h.now);
+    let second = match &h.round(true)[..] {
+        [Out::Connect(id, 6002, a)] if id == "stmgr-2" => *a,
+        other => panic!("{other:?}"),
+    };
+    assert_ne!(first, second);
+    // a late success of the old attempt is closed
+    h.core
+        .on_stmgr_client_up("stmgr-2", first, 11, "old".into(), h.now);
+    assert_eq!(closed(&h.round(true)), vec![11]);
+    // the current one is used, and when it drops it is retried
+    h.core
+        .on_stmgr_client_up("stmgr-2", second, 12, "new".into(), h.now);
+    h.core.on_closed(12, h.now);
+    assert_eq!(closed(&h.round(true)), vec![12]);
+    h.now += RECONNECT_INTERVAL;
+    h.core.on_timer(h.now);
+    assert!(matches!(&h.round(true)[..], [Out::Connect(..)]));
+}
+
+#[test]
+fn a_moved_peer_is_reconnected_at_its_new_address() {
+    let mut h = H::running(api::Grouping::All);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    let mut moved = plan_with(api::Grouping::All);
+    moved.stmgrs[1].data_port = 7002;
+    h.core.on_pplan(moved, h.now);
+    let out = h.round(true);
+    assert_eq!(closed(&out), vec![10]);
+    assert!(out
+        .iter()
+        .any(|o| matches!(o, Out::Connect(id, 7002, _) if id == "stmgr-2")));
+    // until the new connection is up, task 4's tuples are lost, task 3's still delivered
+    h.send(SPOUT, &tuple_set(&["a"]));
+    let out = h.round(true);
+    assert_eq!(frames_to(&out, BOLT).len(), 1);
+    assert!(frames_to(&out, 10).is_empty());
+}
+
+#[test]
+fn a_reconnected_instance_gets_the_tuples() {
+    let mut h = H::running(api::Grouping::All);
+    h.register(9, "bolt", 3);
+    let out = h.round(true);
+    assert_eq!(closed(&out), vec![BOLT]);
+    h.send(SPOUT, &tuple_set(&["a"]));
+    let out = h.round(true);
+    assert_eq!(frames_to(&out, 9).len(), 1);
+    assert!(frames_to(&out, BOLT).is_empty());
+}
+
+#[test]
+fn a_container_without_instances_registers_at_once() {
+    let mut c = cfg();
+    c.instance_ids.clear();
+    let mut core = Core::new(c, Instant::now());
+    let actions: Vec<Action> = core.drain_actions().collect();
+    assert!(matches!(&actions[..], [Action::RegisterWithTmaster(v)] if v.is_empty()));
+}
+
+#[test]
+fn large_input_closes_batches_on_size() {
+    let mut h = H::running(api::Grouping::All);
+    let word = "w".repeat(1000);
+    let words: Vec<&str> = (0..100).map(|_| word.as_str()).collect();
+    h.send(SPOUT, &tuple_set(&words));
+    let sets: Vec<HeronTupleSet2> = frames_to(&h.round(false), BOLT)
+        .iter()
+        .map(|p| p.decode().unwrap())
+        .collect();
+    // 100 KB of tuples in 32 KB batches: three closed while busy, the rest waits
+    assert_eq!(sets.len(), 3);
+    assert!(sets
+        .iter()
+        .all(|s| s.data.as_ref().unwrap().tuples.len() < 40));
+    h.now += Duration::from_millis(1);
+    assert_eq!(frames_to(&h.round(false), BOLT).len(), 1);
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const NAMES: [&str; 4] = [
+        HERON_TUPLE_SET,
+        TUPLE_STREAM_MESSAGE,
+        REGISTER_INSTANCE_REQUEST,
+        HELLO_REQUEST,
+    ];
+
+    /// Feeds one packet to a running core on the spout's connection (or, for stmgr
+    /// messages, on a connection that said hello) and checks the core still routes.
+    fn survive(name: &'static str, payload: Vec<u8>) {
+        let mut h = H::running(api::Grouping::Fields);
+        h.hello(PEER_IN, "stmgr-2");
+        h.round(true);
+        let conn = if name == TUPLE_STREAM_MESSAGE {
+            PEER_IN
+        } else {
+            SPOUT
+        };
+        h.core
+            .on_packet(conn, &Packet::new(name, ReqId::ZERO, payload.into()), h.now);
+        let out = h.round(true);
+        // whatever happened to that connection, the others are untouched
+        assert!(closed(&out).iter().all(|&c| c == conn), "{out:?}");
+        h.register(50, "spout", 1);
+        h.round(true);
+        h.send(50, &tuple_set(&["a", "b", "c", "d", "e", "f"]));
+        assert!(
+            !frames_to(&h.round(true), BOLT).is_empty(),
+            "the bolt still gets tuples"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn arbitrary_payloads_never_panic(
+            payload in proptest::collection::vec(any::<u8>(), 0..120),
+            which in 0..NAMES.len(),
+        ) {
+            survive(NAMES[which], payload);
+        }
+
+        #[test]
+        fn corrupted_tuple_sets_never_panic(
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut set = tuple_set(&["alpha", "beta", "gamma"]);
+            set.data.as_mut().unwrap().tuples[1].dest_task_ids = vec![3, 4];
+            let mut bytes = set.encode_to_vec();
+            for (at, b) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] ^= b;
+            }
+            let keep = cut.index(bytes.len() + 1);
+            bytes.truncate(keep.max(bytes.len() / 2));
+            survive(HERON_TUPLE_SET, bytes);
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The async shell around [`Core`]: binds the servers, starts the tmaster client, and runs
+//! the event loop that feeds the core and carries out its actions.
+//!
+//! Everything runs on one current-thread tokio runtime. Socket readers, the accept loops, the
+//! stmgr connect attempts and the tmaster client are tasks that send [`Event`]s into one
+//! bounded channel; a full channel stops the readers, so a core that falls behind pushes
+//! back on the sockets. The loop takes one event, then whatever else is already queued (up to
+//! [`MAX_EVENTS_PER_ROUND`]), then ends the round: open batches are flushed if the queue is
+//! empty (or have waited [`crate::config::FLUSH_INTERVAL`]) and each connection gets its
+//! frames as one buffer.
+
+use crate::config::{StmgrConfig, MAX_EVENTS_PER_ROUND};
+use crate::conn::{self, ConnHandle};
+use crate::core::{Action, ConnId, Core, CoreConfig, Incoming};
+use crate::error::StmgrError;
+use crate::stmgr_client;
+use crate::tmaster_client::TmasterClient;
+use bytes::BytesMut;
+use heron_proto::stmgr::StrMgrHelloRequest;
+use heron_proto::system::{PhysicalPlan, StMgr};
+use heron_proto::{HeronCodec, Packet};
+use heron_statemgr::LocalFsStateManager;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tracing::{debug, info};
+
+/// Room in the event channel, in events (a read's worth of packets each).
+const EVENT_QUEUE: usize = 1024;
+/// How often the tuple counters are logged (at debug level) while there is traffic.
+const STATS_INTERVAL: Duration = Duration::from_secs(10);
+
+/// What tasks tell the core.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A server accepted a connection.
+    Accepted {
+        stream: TcpStream,
+        peer: SocketAddr,
+        kind: Incoming,
+    },
+    /// Packets read from a connection, in order.
+    Packets { conn: ConnId, packets: Vec<Packet> },
+    /// A connection ended.
+    Closed { conn: ConnId },
+    /// A client connection to another stream manager said hello successfully.
+    StmgrClientUp {
+        stmgr_id: String,
+        attempt: u64,
+        stream: TcpStream,
+        leftover: BytesMut,
+    },
+    /// A client connection attempt failed.
+    StmgrClientFailed { stmgr_id: String, attempt: u64 },
+    /// The tmaster sent a physical plan.
+    Pplan(PhysicalPlan),
+}
+
+/// Runs the stream manager until a fatal error.
+pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
+    let bind = |what: &'static str, addr: String| async move {
+        TcpListener::bind(addr.as_str())
+            .await
+            .map_err(|source| StmgrError::Bind { what, addr, source })
+    };
+    let instances = bind(
+        "instance server",
+        format!("127.0.0.1:{}", config.local_data_port),
+    )
+    .await?;
+    let stmgrs = bind(
+        "stream manager server",
+        format!("{}:{}", config.host, config.data_port),
+    )
+    .await?;
+    info!(
+        "stream manager {} of {} serving instances on 127.0.0.1:{} and stream managers on {}:{}",
+        config.stmgr_id,
+        config.topology_name,
+        config.local_data_port,
+        config.host,
+        config.data_port
+    );
+    let codec = HeronCodec::new(config.max_packet_size);
+    let (events, mut rx) = mpsc::channel(EVENT_QUEUE);
+    tokio::spawn(conn::accept_loop(
+        instances,
+        Incoming::Instance,
+        events.clone(),
+    ));
+    tokio::spawn(conn::accept_loop(stmgrs, Incoming::Stmgr, events.clone()));
+
+    let (registration, instances_rx) = watch::channel(None);
+    let tmaster = TmasterClient {
+        topology_name: config.topology_name.clone(),
+        topology_id: config.topology_id.clone(),
+        stmgr: stmgr_record(&config),
+        state: Arc::new(LocalFsStateManager::new(&config.state_root)),
+        codec,
+        instances: instances_rx,
+        events: events.clone(),
+    };
+    tokio::spawn(tmaster.run());
+
+    let mut shell = Shell {
+        core: Core::new(CoreConfig::from(&config), Instant::now()),
+        handles: HashMap::new(),
+        next_conn: 0,
+        codec,
+        hello: StrMgrHelloRequest {
+            topology_name: config.topology_name.clone(),
+            topology_id: config.topology_id.clone(),
+            stmgr: config.stmgr_id.clone(),
+        },
+        events,
+        registration,
+    };
+    let mut stats_at = Instant::now() + STATS_INTERVAL;
+    loop {
+        let deadline = shell.core.next_deadline();
+        let wake = tokio::time::Instant::from_std(deadline.unwrap_or_else(Instant::now));
+        let first = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = tokio::time::sleep_until(wake), if deadline.is_some() => None,
+        };
+        if let Some(ev) = first {
+            shell.handle(ev);
+            for _ in 1..MAX_EVENTS_PER_ROUND {
+                match rx.try_recv() {
+                    Ok(ev) => shell.handle(ev),
+                    Err(_) => break,
+                }
+            }
+        }
+        let now = Instant::now();
+        shell.core.on_timer(now);
+        shell.core.end_round(now, rx.is_empty());
+        shell.apply();
+        if now >= stats_at {
+            stats_at = now + STATS_INTERVAL;
+            let (counters, delivered) = (shell.core.counters(), shell.core.delivered());
+            debug!(?counters, ?delivered, "tuple counters");
+        }
+    }
+}
+
+/// This stream manager's record for the tmaster.
+fn stmgr_record(config: &StmgrConfig) -> StMgr {
+    StMgr {
+        id: config.stmgr_id.clone(),
+        host_name: config.host.clone(),
+        data_port: i32::from(config.data_port),
+        local_endpoint: "/unused".into(),
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
+        pid: i32::try_from(std::process::id()).ok(),
+        shell_port: None,
+        local_data_port: Some(i32::from(config.local_data_port)),
+    }
+}
+
+/// The loop's state besides the core: the connections' handles.
+struct Shell {
+    core: Core,
+    handles: HashMap<ConnId, ConnHandle>,
+    next_conn: ConnId,
+    codec: HeronCodec,
+    hello: StrMgrHelloRequest,
+    events: mpsc::Sender<Event>,
+    registration: watch::Sender<Option<Vec<heron_proto::system::Instance>>>,
+}
+
+impl Shell {
+    fn open(&mut self, stream: TcpStream, label: String, initial: BytesMut) -> ConnId {
+        self.next_conn += 1;
+        let id = self.next_conn;
+        let handle = conn::spawn(stream, id, label, initial, self.codec, self.events.clone());
+        self.handles.insert(id, handle);
+        id
+    }
+
+    fn handle(&mut self, ev: Event) {
+        let now = Instant::now();
+        match ev {
+            Event::Accepted { stream, peer, kind } => {
+                let label = match kind {
+                    Incoming::Instance => format!("instance at {peer}"),
+                    Incoming::Stmgr => format!("stream manager at {peer}"),
+                };
+                let id = self.open(stream, label.clone(), BytesMut::new());
+                self.core.on_connected(id, kind, label);
+            }
+            Event::Packets { conn, packets } => {
+                for p in &packets {
+                    self.core.on_packet(conn, p, now);
+                }
+            }
+            Event::Closed { conn } => self.core.on_closed(conn, now),
+            Event::StmgrClientUp {
+                stmgr_id,
+                attempt,
+                stream,
+                leftover,
+            } => {
+                let label = match stream.peer_addr() {
+                    Ok(a) => format!("stream manager {stmgr_id} at {a}"),
+                    Err(_) => format!("stream manager {stmgr_id}"),
+                };
+                let id = self.open(stream, label.clone(), leftover);
+                self.core
+                    .on_stmgr_client_up(&stmgr_id, attempt, id, label, now);
+            }
+            Event::StmgrClientFailed { stmgr_id, attempt } => {
+                self.core.on_stmgr_client_failed(&stmgr_id, attempt, now)
+            }
+            Event::Pplan(pplan) => self.core.on_pplan(pplan, now),
+        }
+    }
+
+    fn apply(&mut self) {
+        for action in self.core.drain_actions() {
+            match action {
+                Action::Send(conn, frames) => {
+                    if let Some(h) = self.handles.get(&conn) {
+                        h.send(frames);
+                    }
+                }
+                Action::Close(conn) => {
+                    self.handles.remove(&conn);
+                }
+                Action::ConnectStmgr {
+                    stmgr_id,
+                    host,
+                    port,
+                    attempt,
+                } => {
+                    tokio::spawn(stmgr_client::connect(
+                        stmgr_id,
+                        host,
+                        port,
+                        attempt,
+                        self.hello.clone(),
+                        self.codec,
+                        self.events.clone(),
+                    ));
+                }
+                Action::RegisterWithTmaster(instances) => {
+                    self.registration.send_replace(Some(instances));
+                }
+            }
+        }
+    }
+}

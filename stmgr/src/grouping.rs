@@ -1,0 +1,205 @@
+//! How one subscribing bolt's tasks are chosen for a tuple: one [`Grouping`] per
+//! (stream, consumer) pair.
+//!
+//! Tasks are named by *slot*: the index of the task in the physical plan's task ids sorted
+//! ascending (see [`crate::routing::Router`]). Every list of slots here is therefore in
+//! ascending task-id order, as Heron sorts its task lists.
+
+use crate::wire;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The `custom_grouping_object` that turns a SHUFFLE input into local-or-shuffle.
+pub(crate) const LOCAL_OR_SHUFFLE: &[u8] = b"heron-rs:local-or-shuffle";
+
+/// One consumer's grouping, ready to route.
+#[derive(Debug, Clone)]
+pub(crate) enum Grouping {
+    /// Round robin over `slots`, starting at a random index (SHUFFLE, NONE, local-or-shuffle).
+    Shuffle {
+        /// The candidate slots.
+        slots: Vec<u32>,
+        /// The next index into `slots`.
+        next: usize,
+    },
+    /// `slots[fields_hash % n]` over the values at `indices` (ascending schema indices).
+    Fields {
+        /// The consumer's slots.
+        slots: Vec<u32>,
+        /// Schema indices of the grouping fields, ascending.
+        indices: Vec<usize>,
+    },
+    /// Every slot (ALL).
+    All {
+        /// The consumer's slots.
+        slots: Vec<u32>,
+    },
+    /// The lowest task (LOWEST, Storm's global grouping).
+    Lowest {
+        /// The slot of the lowest task id.
+        slot: u32,
+    },
+    /// The tuple's `dest_task_ids` that are tasks of this consumer (DIRECT, CUSTOM).
+    Direct {
+        /// The consumer's task ids, ascending.
+        tasks: Vec<i32>,
+        /// The slot of each entry of `tasks`.
+        slots: Vec<u32>,
+    },
+}
+
+impl Grouping {
+    /// A round robin over `slots` (non-empty) from a random start.
+    pub fn shuffle(slots: Vec<u32>) -> Grouping {
+        let next = rand::random_range(0..slots.len());
+        Grouping::Shuffle { slots, next }
+    }
+
+    /// Appends the destination slots of `tuple` (a checked, encoded `HeronDataTuple`).
+    pub fn route(&mut self, tuple: &[u8], out: &mut Vec<u32>) {
+        match self {
+            Grouping::Shuffle { slots, next } => {
+                out.push(slots[*next]);
+                *next += 1;
+                if *next == slots.len() {
+                    *next = 0;
+                }
+            }
+            Grouping::Fields { slots, indices } => {
+                let h = tuple_fields_hash(tuple, indices);
+                out.push(slots[(h % slots.len() as u64) as usize]);
+            }
+            Grouping::All { slots } => out.extend_from_slice(slots),
+            Grouping::Lowest { slot } => out.push(*slot),
+            Grouping::Direct { tasks, slots } => wire::for_each_dest_task(tuple, |task| {
+                if let Ok(i) = tasks.binary_search(&task) {
+                    out.push(slots[i]);
+                }
+            }),
+        }
+    }
+}
+
+/// Fields grouping's hash of the serialized grouping values, in schema order
+/// (`docs/internals.md`): xxh3-64 (seed 0) of each value, combined as `h = h * 31 + x`
+/// (wrapping) from 0. Every stream manager computes the same.
+pub(crate) fn fields_hash<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> u64 {
+    values
+        .into_iter()
+        .fold(0u64, |h, v| h.wrapping_mul(31).wrapping_add(xxh3_64(v)))
+}
+
+/// [`fields_hash`] of the values at `indices` (ascending) of an encoded tuple.
+fn tuple_fields_hash(tuple: &[u8], indices: &[usize]) -> u64 {
+    let mut want = indices.iter().copied().peekable();
+    let picked = wire::values(tuple).enumerate().filter_map(|(i, v)| {
+        want.next_if_eq(&i)?;
+        Some(v)
+    });
+    fields_hash(picked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heron_proto::system::HeronDataTuple;
+    use heron_proto::Message;
+
+    fn encoded(values: &[&[u8]], dest: &[i32]) -> Vec<u8> {
+        HeronDataTuple {
+            key: 0,
+            roots: vec![],
+            values: values
+                .iter()
+                .map(|v| bytes::Bytes::copy_from_slice(v))
+                .collect(),
+            dest_task_ids: dest.to_vec(),
+        }
+        .encode_to_vec()
+    }
+
+    fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        g.route(tuple, &mut out);
+        out
+    }
+
+    #[test]
+    fn shuffle_is_a_round_robin_over_every_slot() {
+        let t = encoded(&[b"\x04x"], &[]);
+        let mut g = Grouping::shuffle(vec![2, 5, 9]);
+        let picks: Vec<u32> = (0..9).flat_map(|_| route(&mut g, &t)).collect();
+        // each window of 3 visits all three slots in ascending cyclic order
+        for w in picks.chunks(3) {
+            let mut sorted = w.to_vec();
+            sorted.sort_unstable();
+            assert_eq!(sorted, vec![2, 5, 9]);
+        }
+        for pair in picks.windows(2) {
+            let next = match pair[0] {
+                2 => 5,
+                5 => 9,
+                _ => 2,
+            };
+            assert_eq!(pair[1], next);
+        }
+    }
+
+    #[test]
+    fn shuffle_starts_at_a_random_index() {
+        let t = encoded(&[], &[]);
+        let firsts: std::collections::HashSet<u32> = (0..200)
+            .map(|_| route(&mut Grouping::shuffle((0..8).collect()), &t)[0])
+            .collect();
+        assert!(firsts.len() > 1, "every router started at {firsts:?}");
+    }
+
+    #[test]
+    fn fields_hash_follows_the_documented_formula() {
+        let a: &[u8] = b"\x04hello";
+        let b: &[u8] = b"\x02\x07\0\0\0\0\0\0\0";
+        let want = xxh3_64(a).wrapping_mul(31).wrapping_add(xxh3_64(b));
+        assert_eq!(fields_hash([a, b]), want);
+        assert_eq!(fields_hash(std::iter::empty::<&[u8]>()), 0);
+        // only the grouping fields count, in schema order
+        let t = encoded(&[a, b"\x04ignored", b], &[]);
+        assert_eq!(tuple_fields_hash(&t, &[0, 2]), want);
+        assert_eq!(tuple_fields_hash(&t, &[0]), xxh3_64(a));
+    }
+
+    #[test]
+    fn fields_sends_equal_values_to_one_task_and_spreads_others() {
+        let mut g = Grouping::Fields {
+            slots: vec![0, 1, 2, 3],
+            indices: vec![1],
+        };
+        let mut hit = [0u32; 4];
+        for i in 0..400 {
+            let word = format!("\x04word-{}", i % 40);
+            let other = format!("\x04{i}");
+            let t = encoded(&[other.as_bytes(), word.as_bytes()], &[]);
+            let slot = route(&mut g, &t);
+            assert_eq!(slot.len(), 1);
+            let again = encoded(&[b"\x04different", word.as_bytes()], &[]);
+            assert_eq!(route(&mut g, &again), slot, "same key, same task");
+            hit[slot[0] as usize] += 1;
+        }
+        assert!(hit.iter().all(|&n| n > 0), "40 keys over 4 tasks: {hit:?}");
+    }
+
+    #[test]
+    fn all_lowest_and_direct() {
+        let t = encoded(&[b"\x04x"], &[7, 3, 99, 7]);
+        assert_eq!(
+            route(&mut Grouping::All { slots: vec![1, 4] }, &t),
+            vec![1, 4]
+        );
+        assert_eq!(route(&mut Grouping::Lowest { slot: 6 }, &t), vec![6]);
+        let mut d = Grouping::Direct {
+            tasks: vec![3, 5, 7],
+            slots: vec![10, 11, 12],
+        };
+        // 99 is not this consumer's task; 7 twice stays twice
+        assert_eq!(route(&mut d, &t), vec![12, 10, 12]);
+        assert!(route(&mut d, &encoded(&[], &[])).is_empty());
+    }
+}

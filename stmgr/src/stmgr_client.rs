@@ -1,0 +1,99 @@
+//! One attempt at a client connection to another stream manager: connect, say hello, wait
+//! for OK. The outcome goes back to the core, which owns the retry schedule; on success the
+//! socket becomes an ordinary connection that this stream manager sends tuples on.
+
+use crate::config::REQUEST_TIMEOUT;
+use crate::daemon::Event;
+use bytes::BytesMut;
+use futures::{SinkExt, StreamExt};
+use heron_proto::stmgr::{StrMgrHelloRequest, StrMgrHelloResponse};
+use heron_proto::{is_ok, CodecError, HeronCodec, Packet, ReqId};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_util::codec::Framed;
+use tracing::{debug, warn};
+
+/// Why an attempt failed.
+#[derive(Debug, thiserror::Error)]
+enum HelloError {
+    #[error("connect failed: {0}")]
+    Connect(std::io::Error),
+    #[error("{0}")]
+    Codec(#[from] CodecError),
+    #[error("the connection closed before the hello response")]
+    Closed,
+    #[error("no hello response within {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("bad hello response: {0}")]
+    Unexpected(String),
+    #[error("hello refused: {0}")]
+    Refused(String),
+}
+
+/// Tries once to connect to `stmgr_id` at `host:port`; reports the outcome as
+/// [`Event::StmgrClientUp`] or [`Event::StmgrClientFailed`].
+pub(crate) async fn connect(
+    stmgr_id: String,
+    host: String,
+    port: u16,
+    attempt: u64,
+    hello: StrMgrHelloRequest,
+    codec: HeronCodec,
+    events: mpsc::Sender<Event>,
+) {
+    let outcome =
+        match tokio::time::timeout(REQUEST_TIMEOUT, handshake(&host, port, &hello, codec)).await {
+            Ok(r) => r,
+            Err(_) => Err(HelloError::Timeout(REQUEST_TIMEOUT)),
+        };
+    let event = match outcome {
+        Ok((stream, leftover)) => Event::StmgrClientUp {
+            stmgr_id,
+            attempt,
+            stream,
+            leftover,
+        },
+        Err(e) => {
+            match e {
+                HelloError::Connect(_) | HelloError::Closed | HelloError::Timeout(_) => {
+                    debug!("cannot connect to stream manager {stmgr_id} at {host}:{port}: {e}")
+                }
+                _ => warn!("cannot connect to stream manager {stmgr_id} at {host}:{port}: {e}"),
+            }
+            Event::StmgrClientFailed { stmgr_id, attempt }
+        }
+    };
+    let _ = events.send(event).await;
+}
+
+async fn handshake(
+    host: &str,
+    port: u16,
+    hello: &StrMgrHelloRequest,
+    codec: HeronCodec,
+) -> Result<(TcpStream, BytesMut), HelloError> {
+    let stream = TcpStream::connect((host, port))
+        .await
+        .map_err(HelloError::Connect)?;
+    stream.set_nodelay(true).map_err(HelloError::Connect)?;
+    let mut framed = Framed::new(stream, codec);
+    let reqid = ReqId::random();
+    framed.send(Packet::from_message(reqid, hello)).await?;
+    let packet = framed.next().await.ok_or(HelloError::Closed)??;
+    if packet.reqid != reqid {
+        return Err(HelloError::Unexpected(format!(
+            "{} with another request id",
+            packet.type_name()
+        )));
+    }
+    let resp: StrMgrHelloResponse = packet
+        .decode()
+        .map_err(|e| HelloError::Unexpected(e.to_string()))?;
+    if !is_ok(&resp.status) {
+        return Err(HelloError::Refused(
+            resp.status.message.unwrap_or_else(|| "NOTOK".into()),
+        ));
+    }
+    let parts = framed.into_parts();
+    Ok((parts.io, parts.read_buf))
+}

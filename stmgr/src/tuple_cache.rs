@@ -1,0 +1,350 @@
+//! Per-destination-task batching of tuples into `HeronTupleSet2` messages.
+//!
+//! Each destination slot has one batch buffer, reused for the life of the plan. A batch holds
+//! tuples of one source task and one stream; it closes when another source or stream comes,
+//! when it reaches the batch size, or when the cache is flushed (the core flushes when it has
+//! no more input pending, and at the latest [`FLUSH_INTERVAL`] after a batch opened). A closed
+//! batch is handed to a `deliver` callback, which frames it for its destination.
+//!
+//! A batch is built directly in its wire form, with room kept in front for the headers that
+//! depend on its final length, so closing it writes a few header bytes and copies nothing:
+//!
+//! ```text
+//! [ GAP ][ 0x0a len StreamId ][ 0x12 len tuple ]...
+//! ```
+
+use crate::config::FLUSH_INTERVAL;
+use crate::wire::{int32, put_varint, varint_len, write_varint};
+use bytes::{BufMut, BytesMut};
+use std::time::Instant;
+
+/// Bytes kept free in front of a batch: the longest headers are
+/// `0x08 task(10) 0x12 len(5)` for the `TupleStreamMessage` plus `0x0a len(5)` for the data set.
+const GAP: usize = 32;
+/// The longest trailer: `0x18 src(10) 0x20 count(5)` plus the data set's `0x18 src(10)`.
+const TRAILER: usize = 32;
+
+/// One destination's batch.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    buf: BytesMut,
+    /// Start of the encoded message in `buf` (moves left as headers are written).
+    start: usize,
+    src_task: i32,
+    stream: u32,
+    tuples: u32,
+    open: bool,
+    /// On the cache's list of slots to flush.
+    listed: bool,
+}
+
+impl Batch {
+    fn open(&mut self, src_task: i32, stream: u32, stream_field: &[u8]) {
+        self.buf.clear();
+        self.buf.put_bytes(0, GAP);
+        self.buf.put_slice(stream_field);
+        self.start = GAP;
+        self.src_task = src_task;
+        self.stream = stream;
+        self.tuples = 0;
+        self.open = true;
+    }
+
+    fn push(&mut self, tuple: &[u8]) {
+        self.buf.put_u8(0x12); // HeronDataTupleSet2.tuples: field 2, length-delimited
+        put_varint(&mut self.buf, tuple.len() as u64);
+        self.buf.put_slice(tuple);
+        self.tuples += 1;
+    }
+
+    fn body_len(&self) -> usize {
+        self.buf.len() - GAP
+    }
+
+    /// The number of tuples in the batch.
+    pub fn tuples(&self) -> u32 {
+        self.tuples
+    }
+
+    fn prepend(&mut self, tag: u8, value: u64) {
+        let mut tmp = [0u8; 11];
+        tmp[0] = tag;
+        let n = 1 + write_varint(&mut tmp[1..], value);
+        self.start -= n;
+        self.buf[self.start..self.start + n].copy_from_slice(&tmp[..n]);
+    }
+
+    fn append(&mut self, tag: u8, value: u64) {
+        self.buf.put_u8(tag);
+        put_varint(&mut self.buf, value);
+    }
+
+    /// Finishes the batch as an encoded `HeronTupleSet2` (for a local instance).
+    /// Call once, after the batch closed.
+    pub fn tuple_set(&mut self) -> &[u8] {
+        let data_len = self.body_len() as u64;
+        self.prepend(0x0a, data_len); // HeronTupleSet2.data
+        self.append(0x18, int32(self.src_task)); // HeronTupleSet2.src_task_id
+        &self.buf[self.start..]
+    }
+
+    /// Finishes the batch as an encoded `TupleStreamMessage` to `dest_task` (for the stream
+    /// manager that owns it). Call once, after the batch closed, instead of [`Self::tuple_set`].
+    pub fn stream_message(&mut self, dest_task: i32) -> &[u8] {
+        let set_len = self.tuple_set().len() as u64;
+        self.prepend(0x12, set_len); // TupleStreamMessage.set
+        self.prepend(0x08, int32(dest_task)); // TupleStreamMessage.task_id
+        self.append(0x18, int32(self.src_task)); // TupleStreamMessage.src_task_id
+        self.append(0x20, u64::from(self.tuples)); // TupleStreamMessage.num_tuples
+        &self.buf[self.start..]
+    }
+}
+
+/// The batches of every destination slot.
+#[derive(Debug)]
+pub(crate) struct TupleCache {
+    batches: Vec<Batch>,
+    /// Slots whose batch opened since the last flush.
+    listed: Vec<u32>,
+    /// When the first batch opened since the last flush.
+    first_open: Option<Instant>,
+    batch_bytes: usize,
+    /// Largest body a batch may reach so that its packet stays under the maximum size.
+    max_body: usize,
+}
+
+impl TupleCache {
+    /// A cache with no slots. Batches close at `batch_bytes` and their packets stay within
+    /// `max_packet` bytes (with `overhead` bytes kept for framing).
+    pub fn new(batch_bytes: usize, max_packet: usize, overhead: usize) -> TupleCache {
+        let max_body = max_packet.saturating_sub(overhead + GAP + TRAILER).max(1);
+        TupleCache {
+            batches: Vec::new(),
+            listed: Vec::new(),
+            first_open: None,
+            batch_bytes: batch_bytes.min(max_body).max(1),
+            max_body,
+        }
+    }
+
+    /// Sets the number of slots (after a new plan). Call on a flushed cache.
+    pub fn resize(&mut self, slots: usize) {
+        debug_assert!(self.listed.is_empty(), "resize of an unflushed cache");
+        self.batches.resize_with(slots, Batch::default);
+        self.batches.truncate(slots);
+    }
+
+    /// Adds `tuple` (an encoded `HeronDataTuple` of `stream` from `src_task`) to the batch of
+    /// `slot`, delivering any batch this closes. `false` if the tuple alone is too large for a
+    /// packet (it is not added).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(
+        &mut self,
+        slot: u32,
+        src_task: i32,
+        stream: u32,
+        stream_field: &[u8],
+        tuple: &[u8],
+        now: Instant,
+        deliver: &mut impl FnMut(u32, &mut Batch),
+    ) -> bool {
+        let entry = 1 + varint_len(tuple.len() as u64) + tuple.len();
+        if stream_field.len() + entry > self.max_body {
+            return false;
+        }
+        let b = &mut self.batches[slot as usize];
+        if b.open
+            && (b.src_task != src_task
+                || b.stream != stream
+                || b.body_len() + entry > self.max_body)
+        {
+            b.open = false;
+            deliver(slot, b);
+        }
+        if !b.open {
+            b.open(src_task, stream, stream_field);
+            if !b.listed {
+                b.listed = true;
+                self.listed.push(slot);
+            }
+            self.first_open.get_or_insert(now);
+        }
+        b.push(tuple);
+        if b.body_len() >= self.batch_bytes {
+            b.open = false;
+            deliver(slot, b);
+        }
+        true
+    }
+
+    /// `true` when the open batches should go out now: the caller is idle, or the oldest
+    /// one has waited [`FLUSH_INTERVAL`].
+    pub fn due(&self, now: Instant, idle: bool) -> bool {
+        self.first_open
+            .is_some_and(|t| idle || now >= t + FLUSH_INTERVAL)
+    }
+
+    /// When the open batches must go out at the latest.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.first_open.map(|t| t + FLUSH_INTERVAL)
+    }
+
+    /// Closes and delivers every open batch.
+    pub fn flush(&mut self, deliver: &mut impl FnMut(u32, &mut Batch)) {
+        for slot in self.listed.drain(..) {
+            let b = &mut self.batches[slot as usize];
+            b.listed = false;
+            if b.open {
+                b.open = false;
+                deliver(slot, b);
+            }
+        }
+        self.first_open = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heron_proto::api::StreamId;
+    use heron_proto::stmgr::TupleStreamMessage;
+    use heron_proto::system::{HeronDataTupleSet2, HeronTupleSet2};
+    use heron_proto::Message;
+    use std::time::Duration;
+
+    fn field(stream: &str) -> Vec<u8> {
+        HeronDataTupleSet2 {
+            stream: StreamId {
+                id: stream.into(),
+                component_name: "spout".into(),
+            },
+            tuples: vec![],
+        }
+        .encode_to_vec()
+    }
+
+    /// Collects delivered batches as (slot, decoded set).
+    fn collect(out: &mut Vec<(u32, HeronTupleSet2)>) -> impl FnMut(u32, &mut Batch) + '_ {
+        |slot, b| out.push((slot, HeronTupleSet2::decode(b.tuple_set()).unwrap()))
+    }
+
+    #[test]
+    fn a_batch_encodes_as_heron_tuple_set2_and_as_tuple_stream_message() {
+        let f = field("default");
+        let mut cache = TupleCache::new(1 << 20, 1 << 20, 0);
+        cache.resize(2);
+        let now = Instant::now();
+        let mut none = |_: u32, _: &mut Batch| panic!("nothing closes");
+        for t in [&b"one"[..], b"two", &[7u8; 300][..]] {
+            assert!(cache.push(1, -5, 0, &f, t, now, &mut none));
+        }
+        let mut got = Vec::new();
+        cache.flush(&mut |slot, b: &mut Batch| {
+            assert_eq!((b.tuples(), b.src_task), (3, -5));
+            got.push((
+                slot,
+                TupleStreamMessage::decode(b.stream_message(42)).unwrap(),
+            ));
+        });
+        assert_eq!(got.len(), 1);
+        let (slot, msg) = &got[0];
+        assert_eq!(
+            (*slot, msg.task_id, msg.src_task_id, msg.num_tuples),
+            (1, 42, -5, 3)
+        );
+        let set = HeronTupleSet2::decode(msg.set.clone()).unwrap();
+        assert_eq!(set.src_task_id, -5);
+        let data = set.data.unwrap();
+        assert_eq!(data.stream.id, "default");
+        assert_eq!(data.tuples[0], &b"one"[..]);
+        assert_eq!(data.tuples[2], vec![7u8; 300]);
+        assert!(cache.deadline().is_none());
+    }
+
+    #[test]
+    fn a_new_source_or_stream_closes_the_open_batch() {
+        let (fa, fb) = (field("a"), field("b"));
+        let mut cache = TupleCache::new(1 << 20, 1 << 20, 0);
+        cache.resize(1);
+        let now = Instant::now();
+        let mut out = Vec::new();
+        let mut d = collect(&mut out);
+        cache.push(0, 1, 0, &fa, b"x", now, &mut d);
+        cache.push(0, 1, 0, &fa, b"y", now, &mut d);
+        cache.push(0, 2, 0, &fa, b"z", now, &mut d); // other source
+        cache.push(0, 2, 1, &fb, b"w", now, &mut d); // other stream
+        cache.flush(&mut d);
+        drop(d);
+        let shape: Vec<(i32, String, usize)> = out
+            .iter()
+            .map(|(_, s)| {
+                let data = s.data.as_ref().unwrap();
+                (s.src_task_id, data.stream.id.clone(), data.tuples.len())
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![(1, "a".into(), 2), (2, "a".into(), 1), (2, "b".into(), 1)]
+        );
+    }
+
+    #[test]
+    fn batches_close_on_size_and_stay_under_the_packet_limit() {
+        let f = field("s");
+        let mut cache = TupleCache::new(100, 1 << 20, 0);
+        cache.resize(1);
+        let now = Instant::now();
+        let mut out = Vec::new();
+        let mut d = collect(&mut out);
+        for _ in 0..10 {
+            cache.push(0, 1, 0, &f, &[1u8; 30], now, &mut d);
+        }
+        drop(d);
+        // 32 bytes per entry: every 4th tuple reaches 100 bytes of body (with the stream field)
+        assert!(out.len() >= 2, "closed on size: {}", out.len());
+        assert!(out
+            .iter()
+            .all(|(_, s)| s.data.as_ref().unwrap().tuples.len() <= 4));
+
+        // a packet limit below the batch size wins
+        let mut small = TupleCache::new(1 << 20, 200 + GAP + TRAILER, 0);
+        small.resize(1);
+        let mut sizes = Vec::new();
+        let mut d = |_: u32, b: &mut Batch| sizes.push(b.tuple_set().len());
+        for _ in 0..20 {
+            assert!(small.push(0, 1, 0, &f, &[1u8; 30], now, &mut d));
+        }
+        assert!(
+            !small.push(0, 1, 0, &f, &[1u8; 300], now, &mut d),
+            "too large for any packet"
+        );
+        small.flush(&mut d);
+        assert!(sizes.len() >= 4);
+        assert!(sizes.iter().all(|&n| n <= 200 + TRAILER), "{sizes:?}");
+    }
+
+    #[test]
+    fn open_batches_are_due_when_idle_or_after_the_flush_interval() {
+        let f = field("s");
+        let mut cache = TupleCache::new(1 << 20, 1 << 20, 0);
+        cache.resize(3);
+        let t0 = Instant::now();
+        assert!(!cache.due(t0, true), "nothing open");
+        let mut out = Vec::new();
+        let mut d = collect(&mut out);
+        cache.push(0, 1, 0, &f, b"a", t0, &mut d);
+        cache.push(2, 1, 0, &f, b"b", t0 + Duration::from_micros(500), &mut d);
+        assert!(
+            !cache.due(t0 + Duration::from_micros(900), false),
+            "busy, young"
+        );
+        assert!(cache.due(t0 + Duration::from_micros(900), true), "idle");
+        assert!(cache.due(t0 + FLUSH_INTERVAL, false), "busy but old enough");
+        assert_eq!(cache.deadline(), Some(t0 + FLUSH_INTERVAL));
+        cache.flush(&mut d);
+        drop(d);
+        let slots: Vec<u32> = out.iter().map(|(s, _)| *s).collect();
+        assert_eq!(slots, vec![0, 2]);
+        assert!(!cache.due(t0 + Duration::from_secs(1), true));
+    }
+}

@@ -1,0 +1,466 @@
+//! Helpers for the stream manager's integration tests: free ports, a blocking Heron-protocol
+//! peer (fake instances and fake stream managers), a fake tmaster, plans and tuples.
+#![allow(dead_code)]
+
+use bytes::{Bytes, BytesMut};
+use heron_proto::api::{
+    self, stream_schema::KeyType, Bolt, Component, InputStream, OutputStream, Spout, StreamId,
+    StreamSchema, Topology,
+};
+use heron_proto::codec::encode_message;
+use heron_proto::stmgr::{
+    NewInstanceAssignmentMessage, NewPhysicalPlanMessage, RegisterInstanceRequest,
+    RegisterInstanceResponse,
+};
+use heron_proto::system::{
+    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, InstanceInfo, PhysicalPlan, StMgr,
+    StatusCode,
+};
+use heron_proto::tmanager::{
+    StMgrHeartbeatRequest, StMgrHeartbeatResponse, StMgrRegisterRequest, StMgrRegisterResponse,
+    TManagerLocation,
+};
+use heron_proto::{status, HeronCodec, Message, Name, Packet, ReqId};
+use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
+use heron_stmgr::StmgrConfig;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const TOPOLOGY: &str = "it";
+pub const TOPOLOGY_ID: &str = "it-1";
+pub const MAX_PACKET: usize = 1 << 20;
+/// The longest any single expected thing may take.
+pub const STEP: Duration = Duration::from_secs(10);
+
+/// Logs to the test output when `RUST_LOG` is set.
+pub fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `f` on its own thread and fails the test if it takes longer than `limit`.
+pub fn with_timeout(limit: Duration, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = mpsc::channel();
+    let body = std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(()) => body.join().unwrap(),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            // the body panicked: re-raise its panic
+            if let Err(p) = body.join() {
+                std::panic::resume_unwind(p);
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("test did not finish within {limit:?}"),
+    }
+}
+
+/// A stream manager configuration for the tests.
+pub fn stmgr_config(
+    root: &Path,
+    id: &str,
+    data_port: u16,
+    local_port: u16,
+    instances: &[&Instance],
+) -> StmgrConfig {
+    StmgrConfig {
+        topology_name: TOPOLOGY.into(),
+        topology_id: TOPOLOGY_ID.into(),
+        state_root: root.to_path_buf(),
+        stmgr_id: id.into(),
+        host: "127.0.0.1".into(),
+        data_port,
+        local_data_port: local_port,
+        instance_ids: instances.iter().map(|i| i.instance_id.clone()).collect(),
+        max_packet_size: MAX_PACKET,
+    }
+}
+
+/// Runs a stream manager on a thread of its own (it runs until the test process exits).
+pub fn start_stmgr(config: StmgrConfig) {
+    std::thread::spawn(move || {
+        if let Err(e) = heron_stmgr::run(config) {
+            panic!("stream manager failed: {e}");
+        }
+    });
+}
+
+/// Points the topology's tmaster location at `port`.
+pub fn write_location(root: &Path, port: u16) {
+    let loc = TManagerLocation {
+        topology_name: TOPOLOGY.into(),
+        topology_id: TOPOLOGY_ID.into(),
+        host: "127.0.0.1".into(),
+        controller_port: 1,
+        server_port: i32::from(port),
+        stats_port: None,
+    };
+    LocalFsStateManager::new(root)
+        .set_proto(StateDir::TManagers, TOPOLOGY, &loc)
+        .unwrap();
+}
+
+/// One end of a Heron-protocol connection, blocking.
+pub struct Peer {
+    pub stream: TcpStream,
+    buf: BytesMut,
+    codec: HeronCodec,
+}
+
+/// What a read found.
+#[derive(Debug)]
+pub enum Read1 {
+    Packet(Packet),
+    Closed,
+    Nothing,
+}
+
+impl Peer {
+    pub fn new(stream: TcpStream) -> Peer {
+        stream.set_nodelay(true).unwrap();
+        Peer {
+            stream,
+            buf: BytesMut::new(),
+            codec: HeronCodec::new(0),
+        }
+    }
+
+    /// Connects to 127.0.0.1:`port`, retrying while nothing listens there yet.
+    pub fn connect(port: u16) -> Peer {
+        let deadline = Instant::now() + STEP;
+        loop {
+            match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(s) => return Peer::new(s),
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("cannot connect to port {port}: {e}"),
+            }
+        }
+    }
+
+    pub fn send<M: Message + Name>(&mut self, msg: &M) -> ReqId {
+        let reqid = ReqId::random();
+        let mut buf = BytesMut::new();
+        encode_message(&mut buf, &reqid, msg);
+        self.stream.write_all(&buf).unwrap();
+        reqid
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// The next packet, the end of the connection, or nothing within `wait`.
+    pub fn read(&mut self, wait: Duration) -> Read1 {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(p) = self.codec.decode_packet(&mut self.buf).unwrap() {
+                return Read1::Packet(p);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Read1::Nothing;
+            }
+            self.stream.set_read_timeout(Some(left)).unwrap();
+            let mut chunk = [0u8; 64 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Read1::Closed,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return Read1::Nothing
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Read1::Closed, // reset
+            }
+        }
+    }
+
+    /// The next packet; fails the test if none comes within [`STEP`].
+    pub fn recv(&mut self) -> Packet {
+        match self.read(STEP) {
+            Read1::Packet(p) => p,
+            other => panic!("expected a packet, got {other:?}"),
+        }
+    }
+
+    /// The next packet, decoded as an `M`.
+    pub fn recv_msg<M: Message + Name + Default>(&mut self) -> M {
+        let p = self.recv();
+        p.decode()
+            .unwrap_or_else(|e| panic!("expected a {}: {e}", M::full_name()))
+    }
+
+    /// Fails the test unless the other side closes the connection within [`STEP`] (after
+    /// any packets it sends first).
+    pub fn expect_closed(&mut self) -> Vec<Packet> {
+        let mut before = Vec::new();
+        loop {
+            match self.read(STEP) {
+                Read1::Closed => return before,
+                Read1::Packet(p) => before.push(p),
+                Read1::Nothing => panic!("the connection was not closed"),
+            }
+        }
+    }
+}
+
+pub fn instance(stmgr: &str, component: &str, task: i32) -> Instance {
+    let container = stmgr.trim_start_matches("stmgr-");
+    Instance {
+        instance_id: format!("container_{container}_{component}_{task}"),
+        stmgr_id: stmgr.into(),
+        info: InstanceInfo {
+            task_id: task,
+            component_index: 0,
+            component_name: component.into(),
+            ..Default::default()
+        },
+    }
+}
+
+/// Connects an instance to the stream manager at `port` and registers it.
+pub fn register(port: u16, instance: &Instance) -> (Peer, RegisterInstanceResponse) {
+    let mut peer = Peer::connect(port);
+    let reqid = peer.send(&RegisterInstanceRequest {
+        instance: instance.clone(),
+        topology_name: TOPOLOGY.into(),
+        topology_id: TOPOLOGY_ID.into(),
+    });
+    let p = peer.recv();
+    assert_eq!(p.reqid, reqid);
+    let resp: RegisterInstanceResponse = p.decode().unwrap();
+    (peer, resp)
+}
+
+/// Registers instances (all first: the stream manager waits for all of them), then waits
+/// until each has the physical plan.
+pub fn register_all(instances: &[(u16, &Instance)]) -> Vec<(Peer, PhysicalPlan)> {
+    let registered: Vec<(Peer, RegisterInstanceResponse)> = instances
+        .iter()
+        .map(|(port, i)| register(*port, i))
+        .collect();
+    registered
+        .into_iter()
+        .map(|(mut peer, resp)| {
+            assert_eq!(resp.status.status, StatusCode::Ok as i32, "{resp:?}");
+            let plan = match resp.pplan {
+                Some(p) => p,
+                None => peer.recv_msg::<NewInstanceAssignmentMessage>().pplan,
+            };
+            (peer, plan)
+        })
+        .collect()
+}
+
+fn schema(fields: &[&str]) -> StreamSchema {
+    StreamSchema {
+        keys: fields
+            .iter()
+            .map(|f| KeyType {
+                key: f.to_string(),
+                r#type: api::Type::Object as i32,
+            })
+            .collect(),
+    }
+}
+
+fn stream_id(component: &str, stream: &str) -> StreamId {
+    StreamId {
+        id: stream.into(),
+        component_name: component.into(),
+    }
+}
+
+/// A topology: one spout emitting `[word]` on `default`, one bolt subscribing with `g`
+/// (grouped by `word` for FIELDS).
+pub fn topology(spout: &str, bolt: &str, g: api::Grouping) -> Topology {
+    let comp = |name: &str| Component {
+        name: name.into(),
+        ..Default::default()
+    };
+    Topology {
+        id: TOPOLOGY_ID.into(),
+        name: TOPOLOGY.into(),
+        state: api::TopologyState::Running as i32,
+        spouts: vec![Spout {
+            comp: comp(spout),
+            outputs: vec![OutputStream {
+                stream: stream_id(spout, "default"),
+                schema: schema(&["word"]),
+            }],
+        }],
+        bolts: vec![Bolt {
+            comp: comp(bolt),
+            inputs: vec![InputStream {
+                stream: stream_id(spout, "default"),
+                gtype: g as i32,
+                grouping_fields: (g == api::Grouping::Fields).then(|| schema(&["word"])),
+                custom_grouping_object: None,
+                r#type: None,
+            }],
+            outputs: vec![],
+        }],
+        topology_config: None,
+    }
+}
+
+pub fn stmgr_record(id: &str, data_port: u16) -> StMgr {
+    StMgr {
+        id: id.into(),
+        host_name: "127.0.0.1".into(),
+        data_port: i32::from(data_port),
+        local_endpoint: "/unused".into(),
+        ..Default::default()
+    }
+}
+
+/// A string value in the documented tuple-value encoding (tag 4).
+pub fn str_value(s: &str) -> Bytes {
+    let mut v = vec![4u8];
+    v.extend_from_slice(s.as_bytes());
+    v.into()
+}
+
+/// A data tuple set of one-field tuples from task `src` of `component`.
+pub fn words(component: &str, src: i32, words: &[String]) -> HeronTupleSet {
+    HeronTupleSet {
+        data: Some(HeronDataTupleSet {
+            stream: stream_id(component, "default"),
+            tuples: words
+                .iter()
+                .map(|w| HeronDataTuple {
+                    key: 0,
+                    roots: vec![],
+                    values: vec![str_value(w)],
+                    dest_task_ids: vec![],
+                })
+                .collect(),
+        }),
+        control: None,
+        src_task_id: src,
+    }
+}
+
+/// What a fake tmaster saw.
+#[derive(Debug)]
+pub enum TmEvent {
+    Registered(StMgrRegisterRequest),
+    Disconnected,
+}
+
+/// A tmaster that accepts every stream manager and answers with a fixed plan.
+pub struct FakeTmaster {
+    pub port: u16,
+    pub events: mpsc::Receiver<TmEvent>,
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+    plan: Arc<Mutex<PhysicalPlan>>,
+}
+
+impl FakeTmaster {
+    pub fn start(plan: PhysicalPlan) -> FakeTmaster {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, events) = mpsc::channel();
+        let conns = Arc::new(Mutex::new(Vec::new()));
+        let plan = Arc::new(Mutex::new(plan));
+        let (c, p) = (Arc::clone(&conns), Arc::clone(&plan));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                c.lock().unwrap().push(stream.try_clone().unwrap());
+                let (tx, p) = (tx.clone(), Arc::clone(&p));
+                std::thread::spawn(move || serve_tmaster(Peer::new(stream), tx, p));
+            }
+        });
+        FakeTmaster {
+            port,
+            events,
+            conns,
+            plan,
+        }
+    }
+
+    /// The next registration; fails the test after [`STEP`].
+    pub fn next_registration(&self) -> StMgrRegisterRequest {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(TmEvent::Registered(r)) => return r,
+                Ok(TmEvent::Disconnected) => {}
+                Err(e) => panic!("no stream manager registered: {e}"),
+            }
+        }
+    }
+
+    /// Sends a new plan to every connected stream manager.
+    pub fn push_plan(&self, plan: PhysicalPlan) {
+        *self.plan.lock().unwrap() = plan.clone();
+        let mut buf = BytesMut::new();
+        encode_message(
+            &mut buf,
+            &ReqId::ZERO,
+            &NewPhysicalPlanMessage { new_pplan: plan },
+        );
+        for c in self.conns.lock().unwrap().iter_mut() {
+            let _ = c.write_all(&buf);
+        }
+    }
+
+    /// Drops every connection, as a crashed tmaster would.
+    pub fn kick(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn serve_tmaster(mut peer: Peer, tx: mpsc::Sender<TmEvent>, plan: Arc<Mutex<PhysicalPlan>>) {
+    loop {
+        let p = match peer.read(Duration::from_secs(3600)) {
+            Read1::Packet(p) => p,
+            _ => {
+                let _ = tx.send(TmEvent::Disconnected);
+                return;
+            }
+        };
+        let mut out = BytesMut::new();
+        if p.is::<StMgrRegisterRequest>() {
+            let req: StMgrRegisterRequest = p.decode().unwrap();
+            let _ = tx.send(TmEvent::Registered(req));
+            let resp = StMgrRegisterResponse {
+                status: status(StatusCode::Ok, None),
+                pplan: Some(plan.lock().unwrap().clone()),
+            };
+            encode_message(&mut out, &p.reqid, &resp);
+        } else if p.is::<StMgrHeartbeatRequest>() {
+            let resp = StMgrHeartbeatResponse {
+                status: status(StatusCode::Ok, None),
+            };
+            encode_message(&mut out, &p.reqid, &resp);
+        }
+        if peer.stream.write_all(&out).is_err() {
+            let _ = tx.send(TmEvent::Disconnected);
+            return;
+        }
+    }
+}
