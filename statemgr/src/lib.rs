@@ -1,15 +1,35 @@
 //! State managers: where a topology's shared state lives, in Heron's layout.
 //!
 //! A node is `<root>/<dir>/<topology>` and holds a serialized Heron proto (see [`StateDir`]).
-//! [`StateManager`] is the one interface every daemon and the CLI use; [`LocalFsStateManager`]
-//! is the embedded default (no server needed), with Heron's local root
-//! `~/.herondata/repository/state/local`.
+//! [`StateManager`] is the one interface every daemon and the CLI use. Two backends:
 //!
-//! Depends only on `heron-proto`.
+//! * [`LocalFsStateManager`], the embedded default (no server needed), with Heron's local root
+//!   `~/.herondata/repository/state/local`;
+//! * [`ZkStateManager`], a real ZooKeeper ensemble (default root `/heron`), with ephemeral
+//!   nodes that go away with the session and watches instead of polling.
+//!
+//! Pick one from Heron-style configuration with [`from_config`], or from a compact spec
+//! (`local:/path`, `zk://127.0.0.1:2181/heron`) with [`StateManagerSpec`].
+//!
+//! Depends only on `heron-proto` (and the `zookeeper-client` crate for the ZooKeeper backend).
 
+mod config;
+mod error;
 mod local;
+mod spec;
+mod watch;
+mod zk;
+mod zk_watch;
 
+pub use config::{
+    from_config, CLASS_LOCAL_FS, CLASS_ZOOKEEPER, KEY_CLASS, KEY_CLUSTER, KEY_CONNECTION_STRING,
+    KEY_ROOT_PATH, KEY_ZK_CONNECTION_TIMEOUT_MS, KEY_ZK_SESSION_TIMEOUT_MS,
+};
+pub use error::{BoxError, StateError};
 pub use local::LocalFsStateManager;
+pub use spec::StateManagerSpec;
+pub use watch::{poll_node, NodeEvent, NodeWatch, DEFAULT_POLL_INTERVAL};
+pub use zk::{ZkConfig, ZkStateManager, DEFAULT_ZK_ROOT, DEFAULT_ZK_TIMEOUT};
 
 use heron_proto::{api, system, tmanager, Message};
 use std::path::PathBuf;
@@ -67,40 +87,6 @@ impl StateDir {
     }
 }
 
-/// What can go wrong with state.
-#[derive(Debug, thiserror::Error)]
-pub enum StateError {
-    /// The node exists and the caller asked to create it.
-    #[error("{dir}/{topology} already exists")]
-    AlreadyExists {
-        /// Directory name.
-        dir: &'static str,
-        /// Topology name.
-        topology: String,
-    },
-    /// Reading or writing the backing store failed.
-    #[error("state i/o error at {path}: {source}")]
-    Io {
-        /// The node's path.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A node holds bytes that are not the expected proto.
-    #[error("{dir}/{topology} is corrupted: {source}")]
-    Corrupted {
-        /// Directory name.
-        dir: &'static str,
-        /// Topology name.
-        topology: String,
-        /// prost's error.
-        source: heron_proto::prost::DecodeError,
-    },
-    /// The topology name cannot be used as a node name.
-    #[error("invalid topology name {0:?}: use letters, digits, '-', '_' and '.'")]
-    InvalidName(String),
-}
-
 /// A store of nodes `<dir>/<topology>`, each holding bytes.
 pub trait StateManager: Send + Sync {
     /// The node's bytes, or `None` if it does not exist.
@@ -122,6 +108,21 @@ pub trait StateManager: Send + Sync {
     fn list(&self, dir: StateDir) -> Result<Vec<String>, StateError>;
     /// A short description for logs, e.g. `local:/home/u/.herondata/repository/state/local`.
     fn describe(&self) -> String;
+    /// Watches one node; see [`NodeWatch`] for the semantics. The first event is the node's
+    /// value when the watch was set; every change after `watch` returns is reported (changes in
+    /// quick succession may be coalesced into one event carrying the latest value).
+    ///
+    /// [`ZkStateManager`] uses ZooKeeper watches and reports [`NodeEvent::SessionLost`] when its
+    /// session ends; [`LocalFsStateManager`] polls (see [`poll_node`]). This default returns
+    /// [`StateError::Unsupported`], so that other implementations (test doubles) need not
+    /// implement it.
+    fn watch(&self, dir: StateDir, topology: &str) -> Result<NodeWatch, StateError> {
+        let _ = (dir, topology);
+        Err(StateError::Unsupported {
+            backend: self.describe(),
+            what: "watch",
+        })
+    }
 }
 
 /// Typed access to the nodes, for every [`StateManager`].
@@ -134,17 +135,24 @@ pub trait StateManagerExt: StateManager {
     ) -> Result<Option<M>, StateError> {
         match self.get(dir, topology)? {
             None => Ok(None),
-            Some(bytes) => M::decode(&bytes[..])
-                .map(Some)
-                .map_err(|source| StateError::Corrupted {
-                    dir: dir.name(),
-                    topology: topology.to_string(),
-                    source,
-                }),
+            Some(bytes) => {
+                M::decode(&bytes[..])
+                    .map(Some)
+                    .map_err(|source| StateError::Corrupted {
+                        dir: dir.name(),
+                        topology: topology.to_string(),
+                        source,
+                    })
+            }
         }
     }
     /// Encodes and writes a node.
-    fn set_proto<M: Message>(&self, dir: StateDir, topology: &str, msg: &M) -> Result<(), StateError> {
+    fn set_proto<M: Message>(
+        &self,
+        dir: StateDir,
+        topology: &str,
+        msg: &M,
+    ) -> Result<(), StateError> {
         self.set(dir, topology, &msg.encode_to_vec())
     }
     /// `topologies/<name>`.
@@ -160,7 +168,10 @@ pub trait StateManagerExt: StateManager {
         self.get_proto(StateDir::PPlans, name)
     }
     /// `executionstate/<name>`.
-    fn get_execution_state(&self, name: &str) -> Result<Option<system::ExecutionState>, StateError> {
+    fn get_execution_state(
+        &self,
+        name: &str,
+    ) -> Result<Option<system::ExecutionState>, StateError> {
         self.get_proto(StateDir::ExecutionState, name)
     }
     /// `tmanagers/<name>`.

@@ -1,23 +1,37 @@
 //! The local file-system state manager: one file per node, written atomically.
 
+use crate::watch::{poll_node, NodeWatch, DEFAULT_POLL_INTERVAL};
 use crate::{validate_name, StateDir, StateError, StateManager};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Nodes as files `<root>/<dir>/<topology>`. A write goes to a temporary file in the same
 /// directory, is synced, and is renamed over the node, so a crash never leaves a torn node.
 ///
 /// There are no sessions here: an "ephemeral" node is a plain file, replaced by whoever
 /// creates it next (a restarted tmaster overwrites its predecessor's location).
+/// [`watch`](StateManager::watch) polls the file (every [`DEFAULT_POLL_INTERVAL`] unless set
+/// with [`with_poll_interval`](Self::with_poll_interval)) and never reports `SessionLost`.
 #[derive(Clone, Debug)]
 pub struct LocalFsStateManager {
     root: PathBuf,
+    poll_interval: Duration,
 }
 
 impl LocalFsStateManager {
     /// A state manager rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> LocalFsStateManager {
-        LocalFsStateManager { root: root.into() }
+        LocalFsStateManager {
+            root: root.into(),
+            poll_interval: DEFAULT_POLL_INTERVAL,
+        }
+    }
+
+    /// Sets how often watches read their node.
+    pub fn with_poll_interval(mut self, interval: Duration) -> LocalFsStateManager {
+        self.poll_interval = interval;
+        self
     }
 
     /// The root directory.
@@ -117,6 +131,15 @@ impl StateManager for LocalFsStateManager {
     fn describe(&self) -> String {
         format!("local:{}", self.root.display())
     }
+
+    fn watch(&self, dir: StateDir, topology: &str) -> Result<NodeWatch, StateError> {
+        let path = self.path(dir, topology)?;
+        let me = self.clone();
+        let topology = topology.to_string();
+        poll_node(path.display().to_string(), self.poll_interval, move || {
+            me.get(dir, &topology)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +199,10 @@ mod tests {
         assert!(s.get(StateDir::ExecutionState, "wc").unwrap().is_none());
         assert!(s.get(StateDir::PPlans, "wc").unwrap().is_none());
         // leaves no temporary files behind
-        assert!(std::fs::read_dir(s.root().join("pplans")).unwrap().next().is_none());
+        assert!(std::fs::read_dir(s.root().join("pplans"))
+            .unwrap()
+            .next()
+            .is_none());
     }
 
     #[test]
@@ -186,6 +212,27 @@ mod tests {
         assert!(matches!(
             s.get_topology("wc"),
             Err(StateError::Corrupted { .. })
+        ));
+    }
+
+    #[test]
+    fn watch_polls_the_file() {
+        use crate::NodeEvent;
+        let (_d, s) = tmp();
+        let s = s.with_poll_interval(Duration::from_millis(20));
+        let w = s.watch(StateDir::TManagers, "wc").unwrap();
+        let t = Duration::from_secs(5);
+        assert_eq!(w.recv_timeout(t).unwrap(), NodeEvent::Changed(None));
+        s.set(StateDir::TManagers, "wc", b"loc-1").unwrap();
+        assert_eq!(
+            w.recv_timeout(t).unwrap(),
+            NodeEvent::Changed(Some(b"loc-1".to_vec()))
+        );
+        s.delete(StateDir::TManagers, "wc").unwrap();
+        assert_eq!(w.recv_timeout(t).unwrap(), NodeEvent::Changed(None));
+        assert!(matches!(
+            s.watch(StateDir::TManagers, "a/b"),
+            Err(StateError::InvalidName(_))
         ));
     }
 
