@@ -9,9 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
-use support::{
-    counter, example, heron_python, processes_mentioning, role_pids, wait_for, TestEnv,
-};
+use support::{counter, example, heron_python, processes_mentioning, role_pids, wait_for, TestEnv};
 
 const WORDS_PER_SPOUT: u64 = 20_000;
 const MARKS_PER_SPOUT: u64 = 10;
@@ -21,9 +19,9 @@ const SPOUTS: u64 = 2;
 fn word_at(i: u64) -> &'static str {
     const VOCAB: &[&str] = &[
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-        "sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "one", "two",
-        "three", "four",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra",
+        "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "one", "two", "three",
+        "four",
     ];
     VOCAB[((i * 7 + i / 3) % VOCAB.len() as u64) as usize]
 }
@@ -128,7 +126,13 @@ fn every_grouping_routes_correctly_across_two_containers() {
     if !finished {
         env.dump_logs("RoutingCheck");
         for c in ["count", "direct", "custom", "local", "lowest", "everyone"] {
-            eprintln!("{c}: {:?}", reports(&out_dir, c).iter().map(|r| (r.task, r.total)).collect::<Vec<_>>());
+            eprintln!(
+                "{c}: {:?}",
+                reports(&out_dir, c)
+                    .iter()
+                    .map(|r| (r.task, r.total))
+                    .collect::<Vec<_>>()
+            );
         }
         panic!("the topology did not process every tuple within 120 s");
     }
@@ -169,13 +173,21 @@ fn every_grouping_routes_correctly_across_two_containers() {
     // Global grouping: the lowest task got every mark, the other none.
     let lowest = reports(&out_dir, "lowest");
     assert_eq!(lowest.len(), 2);
-    assert_eq!(lowest[0].total, emitted_marks, "lowest task {}", lowest[0].task);
+    assert_eq!(
+        lowest[0].total, emitted_marks,
+        "lowest task {}",
+        lowest[0].task
+    );
     assert_eq!(lowest[1].total, 0, "non-lowest task {}", lowest[1].task);
     // Direct grouping: every tuple reached the task it named, and both tasks got some.
     let direct = reports(&out_dir, "direct");
     assert_eq!(direct.iter().map(|r| r.total).sum::<u64>(), emitted_words);
     for r in &direct {
-        assert_eq!(r.misrouted, 0, "direct task {} got tuples meant for another", r.task);
+        assert_eq!(
+            r.misrouted, 0,
+            "direct task {} got tuples meant for another",
+            r.task
+        );
         assert_eq!(r.total, emitted_words / 2, "direct task {}", r.task);
     }
     // Custom grouping: the user's choice was honoured.
@@ -202,7 +214,7 @@ fn every_grouping_routes_correctly_across_two_containers() {
         String::from_utf8_lossy(&check.stderr)
     );
     let summary: serde_json::Value = serde_json::from_slice(&check.stdout).expect("json summary");
-    assert_eq!(summary["instances"], 15);
+    assert_eq!(summary["instances"], 17);
     assert_eq!(summary["containers"], 2);
     eprintln!("heronpy parsed: {summary}");
 
@@ -225,11 +237,16 @@ fn every_grouping_routes_correctly_across_two_containers() {
 }
 
 /// Sends `bytes` to 127.0.0.1:`port` and checks that the daemon closes the connection.
-fn assert_closed_after(port: i32, bytes: &[u8], what: &str) {
+/// With `half_close` we end our side after writing: a daemon can only tell a truncated packet
+/// from a slow peer at EOF. Without it the daemon must close on the bytes alone.
+fn assert_closed_after(port: i32, bytes: &[u8], half_close: bool, what: &str) {
     let mut s = TcpStream::connect(("127.0.0.1", port as u16))
         .unwrap_or_else(|e| panic!("connect to {port} for {what}: {e}"));
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let _ = s.write_all(bytes);
+    if half_close {
+        let _ = s.shutdown(std::net::Shutdown::Write);
+    }
     let mut buf = [0u8; 256];
     loop {
         match s.read(&mut buf) {
@@ -241,17 +258,35 @@ fn assert_closed_after(port: i32, bytes: &[u8], what: &str) {
     }
 }
 
-fn bad_inputs() -> Vec<(&'static str, Vec<u8>)> {
-    let mut unknown = bytes::BytesMut::new();
-    encode_raw(&mut unknown, "heron.proto.nothing.Unknown", &ReqId::ZERO, b"\x08\x01");
-    let mut good = bytes::BytesMut::new();
-    encode_raw(&mut good, "heron.proto.stmgr.StrMgrHelloRequest", &ReqId::random(), b"\x0a\x01x");
+fn bad_inputs() -> Vec<(&'static str, Vec<u8>, bool)> {
+    let mut unknown = heron_proto::bytes::BytesMut::new();
+    encode_raw(
+        &mut unknown,
+        "heron.proto.nothing.Unknown",
+        &ReqId::ZERO,
+        b"\x08\x01",
+    );
+    let mut good = heron_proto::bytes::BytesMut::new();
+    encode_raw(
+        &mut good,
+        "heron.proto.stmgr.StrMgrHelloRequest",
+        &ReqId::random(),
+        b"\x0a\x01x",
+    );
     let truncated = good[..good.len() - 2].to_vec();
     vec![
-        ("garbage", b"GET / HTTP/1.1\r\nHost: heron\r\n\r\n".to_vec()),
-        ("oversized header", vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 5]),
-        ("unknown message type", unknown.to_vec()),
-        ("truncated packet", truncated),
+        (
+            "garbage",
+            b"GET / HTTP/1.1\r\nHost: heron\r\n\r\n".to_vec(),
+            false,
+        ),
+        (
+            "oversized header",
+            vec![0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 5],
+            false,
+        ),
+        ("unknown message type", unknown.to_vec(), false),
+        ("truncated packet", truncated, true),
     ]
 }
 
@@ -281,11 +316,14 @@ fn daemons_survive_bad_input_and_word_count_keeps_flowing() {
     let mut ports = vec![("tmaster server", tm.server_port)];
     for s in &pplan.stmgrs {
         ports.push(("stmgr data", s.data_port));
-        ports.push(("stmgr instance server", s.local_data_port.expect("local data port")));
+        ports.push((
+            "stmgr instance server",
+            s.local_data_port.expect("local data port"),
+        ));
     }
     for (daemon, port) in &ports {
-        for (what, bytes) in bad_inputs() {
-            assert_closed_after(*port, &bytes, &format!("{what} to {daemon}"));
+        for (what, bytes, half_close) in bad_inputs() {
+            assert_closed_after(*port, &bytes, half_close, &format!("{what} to {daemon}"));
         }
     }
     // Everyone is still serving: counts keep growing and no daemon restarted.

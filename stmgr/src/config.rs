@@ -52,3 +52,7 @@ pub const PACKET_OVERHEAD: usize = 1024;
 
 /// The most input events the core handles before it looks at its timers and flushes.
 pub const MAX_EVENTS_PER_ROUND: usize = 1024;
+
+/// How long a new physical plan is held back from local instances while the links to the
+/// other stream managers come up.
+pub const MESH_WAIT: Duration = Duration::from_secs(5);

@@ -12,7 +12,7 @@
 //! delivery. An XOR ack tracker slots into [`Core::on_control`] and the tuple cache's key
 //! assignment when at-least-once is added.
 
-use crate::config::{StmgrConfig, BATCH_BYTES, PACKET_OVERHEAD, RECONNECT_INTERVAL};
+use crate::config::{StmgrConfig, BATCH_BYTES, MESH_WAIT, PACKET_OVERHEAD, RECONNECT_INTERVAL};
 use crate::instance_server::check_registration;
 use crate::routing::Router;
 use crate::tuple_cache::{Batch, TupleCache};
@@ -204,7 +204,17 @@ impl Outbox {
                 encode_raw(self.buf(conn), TUPLE_STREAM_MESSAGE, &ReqId::ZERO, payload);
                 self.delivered.to_stmgrs += n;
             }
-            None => self.delivered.lost += n,
+            None => {
+                if self.delivered.lost == 0 {
+                    warn!(
+                        slot,
+                        tuples = n,
+                        "dropping tuples for a task whose instance or stream manager is not connected \
+                         (further drops are only counted)"
+                    );
+                }
+                self.delivered.lost += n;
+            }
         }
     }
 }
@@ -219,6 +229,12 @@ pub(crate) struct Core {
     /// The instance records last handed to the tmaster client.
     reported: Option<Vec<Instance>>,
     pplan: Option<PhysicalPlan>,
+    /// Whether local instances have been given the current plan. A new plan is held back
+    /// until every outgoing link to the other stream managers is up (or [`MESH_WAIT`] has
+    /// passed), so spouts do not start emitting into links that would drop their tuples.
+    assigned: bool,
+    /// When a held-back plan is handed out anyway.
+    assign_deadline: Option<Instant>,
     router: Option<Router>,
     cache: TupleCache,
     out: Outbox,
@@ -226,6 +242,8 @@ pub(crate) struct Core {
     peers: HashMap<String, Peer>,
     /// Incoming connections that said hello, by stream manager id.
     hellos: HashMap<String, ConnId>,
+    /// Hellos that came before the first physical plan, answered when it comes.
+    held_hellos: Vec<(ConnId, ReqId, StrMgrHelloRequest)>,
     next_attempt: u64,
     actions: Vec<Action>,
     counters: Counters,
@@ -243,11 +261,14 @@ impl Core {
             registered: HashMap::new(),
             reported: None,
             pplan: None,
+            assigned: false,
+            assign_deadline: None,
             router: None,
             cache,
             out: Outbox::default(),
             peers: HashMap::new(),
             hellos: HashMap::new(),
+            held_hellos: Vec::new(),
             next_attempt: 0,
             actions: Vec::new(),
             counters: Counters::default(),
@@ -453,7 +474,11 @@ impl Core {
         );
         let resp = RegisterInstanceResponse {
             status: status(StatusCode::Ok, None),
-            pplan: self.pplan.clone(),
+            pplan: if self.assigned {
+                self.pplan.clone()
+            } else {
+                None
+            },
         };
         self.send_message(conn, &packet.reqid, &resp);
         self.rebuild_routes();
@@ -580,6 +605,35 @@ impl Core {
         self.pplan = Some(pplan);
         self.update_peers();
         self.rebuild_routes();
+        self.answer_held_hellos();
+        self.assigned = false;
+        self.assign_deadline = Some(now + MESH_WAIT);
+        self.maybe_send_assignments();
+    }
+
+    /// Hands the current plan to the local instances once every outgoing stream-manager link
+    /// is up, or once [`MESH_WAIT`] has passed (a peer that is down then loses its tuples, as
+    /// in Heron).
+    pub(crate) fn maybe_send_assignments(&mut self) {
+        if self.assigned || self.pplan.is_none() {
+            return;
+        }
+        let mesh_up = self
+            .peers
+            .values()
+            .all(|p| matches!(p.state, PeerState::Connected { .. }));
+        let late = self.assign_deadline.is_some_and(|d| self.now >= d);
+        if !mesh_up && !late {
+            return;
+        }
+        if !mesh_up {
+            warn!(
+                "handing out the physical plan before every stream manager link is up \
+                 (waited {MESH_WAIT:?}); tuples to the missing ones are dropped until they connect"
+            );
+        }
+        self.assigned = true;
+        self.assign_deadline = None;
         self.send_assignments();
     }
 
@@ -619,7 +673,10 @@ impl Core {
             PeerState::Waiting { retry_at } => Some(retry_at),
             _ => None,
         });
-        retries.chain(self.cache.deadline()).min()
+        retries
+            .chain(self.cache.deadline())
+            .chain(self.assign_deadline)
+            .min()
     }
 }
 

@@ -7,8 +7,8 @@ use heron_proto::stmgr::StrMgrHelloRequest;
 use heron_proto::system::PhysicalPlan;
 
 /// Why a `StrMgrHelloRequest` is refused, if it is: same topology name and id, not this
-/// stream manager itself, and a member of the physical plan when one is known. (Before the
-/// plan is known a hello is accepted and checked again when the plan comes.)
+/// stream manager itself, and a member of the physical plan when one is known. (The core
+/// holds hellos that come before the first plan and answers them when it comes.)
 pub(crate) fn check_hello(
     req: &StrMgrHelloRequest,
     topology_name: &str,

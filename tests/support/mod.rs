@@ -203,12 +203,19 @@ pub fn counter(env: &TestEnv, name: &str, key: &str) -> u64 {
         return 0;
     };
     let mut sum = 0;
-    for e in std::fs::read_dir(dir.join("metrics")).into_iter().flatten().flatten() {
+    for e in std::fs::read_dir(dir.join("metrics"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let text = std::fs::read_to_string(e.path()).unwrap_or_default();
         for line in text.lines() {
             let mut parts = line.split_whitespace();
             if parts.next() == Some(key) {
-                sum += parts.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+                sum += parts
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
             }
         }
     }

@@ -46,7 +46,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let mut it = args.iter();
     while let Some(k) = it.next() {
         let v = it.next().ok_or_else(|| format!("{k} needs a value"))?;
-        let num = || v.parse::<u64>().map_err(|_| format!("{k}: bad number {v:?}"));
+        let num = || {
+            v.parse::<u64>()
+                .map_err(|_| format!("{k}: bad number {v:?}"))
+        };
         match k.as_str() {
             "--out-dir" => a.out_dir = PathBuf::from(v),
             "--containers" => a.containers = num()? as u32,
@@ -110,7 +113,10 @@ impl Bolt for Relay {
     }
 
     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
-        let word = input.get_str_by_field("word").unwrap_or_default().to_string();
+        let word = input
+            .get_str_by_field("word")
+            .unwrap_or_default()
+            .to_string();
         collector.emit_anchored(&[input], values![word]);
         collector.ack(input);
     }
@@ -165,7 +171,9 @@ impl Recorder {
             "misrouted": self.misrouted,
             "seen": self.seen,
         });
-        let path = self.out_dir.join(format!("{}-{}.json", self.component, self.task));
+        let path = self
+            .out_dir
+            .join(format!("{}-{}.json", self.component, self.task));
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, body.to_string()).expect("write results");
         std::fs::rename(&tmp, &path).expect("rename results");
@@ -199,7 +207,10 @@ impl Bolt for Recorder {
         tasks.sort_unstable();
         if let Mode::Custom = self.mode {
             // the expected target index for a word of length L is L % n
-            self.seen.insert("__index".to_string(), tasks.iter().position(|t| *t == self.task).unwrap() as u64);
+            self.seen.insert(
+                "__index".to_string(),
+                tasks.iter().position(|t| *t == self.task).unwrap() as u64,
+            );
             self.seen.insert("__n".to_string(), tasks.len() as u64);
         }
         self.write();

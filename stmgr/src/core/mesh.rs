@@ -22,6 +22,31 @@ pub(super) struct Peer {
 impl Core {
     pub(super) fn on_hello(&mut self, conn: ConnId, packet: &Packet) -> Result<(), String> {
         let req: StrMgrHelloRequest = packet.decode().map_err(|e| e.to_string())?;
+        if self.pplan.is_none() {
+            // Membership cannot be checked yet, and tuples the peer would send now could not
+            // be routed: answer once the plan is here. The peer waits (it only sends data
+            // after an OK) and retries if that takes longer than its request timeout.
+            debug!(
+                conn,
+                "holding the hello of {} until the physical plan arrives", req.stmgr
+            );
+            self.held_hellos.push((conn, packet.reqid, req));
+            return Ok(());
+        }
+        self.answer_hello(conn, &packet.reqid, req);
+        Ok(())
+    }
+
+    /// Answers the hellos that waited for the first physical plan.
+    pub(super) fn answer_held_hellos(&mut self) {
+        for (conn, reqid, req) in std::mem::take(&mut self.held_hellos) {
+            if self.conns.contains_key(&conn) {
+                self.answer_hello(conn, &reqid, req);
+            }
+        }
+    }
+
+    fn answer_hello(&mut self, conn: ConnId, reqid: &ReqId, req: StrMgrHelloRequest) {
         let cfg = &self.cfg;
         let checked = check_hello(
             &req,
@@ -40,10 +65,10 @@ impl Core {
                 Err(reason) => status(StatusCode::Notok, reason),
             },
         };
-        self.send_message(conn, &packet.reqid, &resp);
+        self.send_message(conn, reqid, &resp);
         if !ok {
             self.close(conn);
-            return Ok(());
+            return;
         }
         let id = req.stmgr;
         info!(conn, peer = %self.conns[&conn].peer, "stream manager {id} connected");
@@ -57,7 +82,6 @@ impl Core {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.role = Role::Stmgr { stmgr_id: id };
         }
-        Ok(())
     }
 
     /// Connects to new or moved stream managers, drops the ones that left the plan.
@@ -155,6 +179,7 @@ impl Core {
                 };
                 self.conns.insert(conn, Conn { role, peer });
                 self.rebuild_routes();
+                self.maybe_send_assignments();
             }
             _ => {
                 debug!(conn, "dropping an outdated connection to {stmgr_id}");
@@ -178,6 +203,7 @@ impl Core {
     /// Time passed: reconnect to stream managers whose retry time came.
     pub fn on_timer(&mut self, now: Instant) {
         self.now = now;
+        self.maybe_send_assignments();
         let due = |p: &Peer| matches!(p.state, PeerState::Waiting { retry_at } if retry_at <= now);
         if !self.peers.values().any(due) {
             return;

@@ -262,30 +262,62 @@ fn a_bad_registration_gets_notok_then_close() {
 }
 
 #[test]
-fn the_plan_goes_to_every_instance_and_starts_the_mesh() {
+fn the_plan_is_held_until_the_mesh_is_up_then_goes_to_every_instance() {
     let mut h = H::new();
     h.register(SPOUT, "spout", 1);
     h.round(true);
     let plan = plan_with(api::Grouping::Shuffle);
     h.core.on_pplan(plan.clone(), h.now);
     let out = h.round(true);
-    let f = frames_to(&out, SPOUT);
-    assert_eq!(f.len(), 1);
-    let msg: NewInstanceAssignmentMessage = f[0].decode().unwrap();
-    assert_eq!(msg.pplan, plan);
-    assert!(out
+    let attempt = out
         .iter()
-        .any(|o| matches!(o, Out::Connect(id, 6002, _) if id == "stmgr-2")));
-
-    // an instance that registers later gets the plan in its response
+        .find_map(|o| match o {
+            Out::Connect(id, 6002, a) if id == "stmgr-2" => Some(*a),
+            _ => None,
+        })
+        .expect("the plan starts a connect to stmgr-2");
+    assert!(
+        frames_to(&out, SPOUT).is_empty(),
+        "no spout may start while its tuples would be dropped"
+    );
+    // an instance that registers meanwhile gets no plan yet
     h.register(BOLT, "bolt", 3);
     let out = h.round(true);
     let resp: RegisterInstanceResponse = frames_to(&out, BOLT)[0].decode().unwrap();
+    assert_eq!(resp.pplan, None);
+
+    h.core
+        .on_stmgr_client_up("stmgr-2", attempt, 10, "peer".into(), h.now);
+    let out = h.round(true);
+    for conn in [SPOUT, BOLT] {
+        let f = frames_to(&out, conn);
+        assert_eq!(f.len(), 1);
+        let msg: NewInstanceAssignmentMessage = f[0].decode().unwrap();
+        assert_eq!(msg.pplan, plan);
+    }
+
+    // an instance that registers later gets the plan in its response
+    h.register(BOLT + 100, "bolt", 3);
+    let out = h.round(true);
+    let resp: RegisterInstanceResponse = frames_to(&out, BOLT + 100)[0].decode().unwrap();
     assert_eq!(resp.pplan, Some(plan.clone()));
 
     // the same plan again changes nothing
     h.core.on_pplan(plan, h.now);
     assert!(h.round(true).is_empty());
+}
+
+#[test]
+fn a_held_plan_goes_out_anyway_after_the_mesh_wait() {
+    let mut h = H::running(api::Grouping::All);
+    let t0 = h.now;
+    assert_eq!(h.core.next_deadline(), Some(t0 + MESH_WAIT));
+    h.core.on_timer(t0 + MESH_WAIT / 2);
+    assert!(frames_to(&h.round(true), SPOUT).is_empty());
+    h.core.on_timer(t0 + MESH_WAIT);
+    let out = h.round(true);
+    assert_eq!(frames_to(&out, SPOUT).len(), 1);
+    assert_eq!(frames_to(&out, BOLT).len(), 1);
 }
 
 #[test]
@@ -348,6 +380,7 @@ fn remote_tuples_go_as_tuple_stream_messages_once_the_peer_is_up() {
     let mut h = H::running(api::Grouping::All);
     h.core
         .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.round(true); // the plan goes out now that the mesh is up
     h.send(SPOUT, &tuple_set(&["x", "y"]));
     let out = h.round(true);
     let f = frames_to(&out, 10);
@@ -391,13 +424,19 @@ fn tuple_stream_messages_are_forwarded_to_the_instance_unparsed() {
 #[test]
 fn hellos_are_checked_and_a_second_hello_replaces_the_first() {
     let mut h = H::new();
-    // before the plan a hello is accepted provisionally ...
+    // before the plan a hello waits for its answer (the peer may not send data yet) ...
     h.hello(30, "stmgr-3");
     h.hello(PEER_IN, "stmgr-2");
-    h.round(true);
-    // ... and dropped when the plan says stmgr-3 is not in the topology
+    let out = h.round(true);
+    assert!(frames_to(&out, 30).is_empty() && frames_to(&out, PEER_IN).is_empty());
+    // ... and is answered when the plan comes: stmgr-3 is not in the topology
     h.core.on_pplan(plan_with(api::Grouping::Shuffle), h.now);
-    assert_eq!(closed(&h.round(true)), vec![30]);
+    let out = h.round(true);
+    assert_eq!(closed(&out), vec![30]);
+    let refused: StrMgrHelloResponse = frames_to(&out, 30)[0].decode().unwrap();
+    assert_eq!(refused.status.status, StatusCode::Notok as i32);
+    let accepted: StrMgrHelloResponse = frames_to(&out, PEER_IN)[0].decode().unwrap();
+    assert!(heron_proto::is_ok(&accepted.status));
 
     h.hello(21, "stmgr-2");
     let out = h.round(true);
@@ -517,10 +556,9 @@ fn failed_or_dropped_peer_connections_are_retried_after_the_interval() {
         !out.iter().any(|o| matches!(o, Out::Connect(..))),
         "{out:?}"
     );
-    assert_eq!(
-        frames_to(&out, BOLT).len(),
-        1,
-        "the new plan reaches the instances"
+    assert!(
+        frames_to(&out, BOLT).is_empty(),
+        "the new plan waits for the link to stmgr-2"
     );
     let t0 = h.now;
     h.core.on_stmgr_client_failed("stmgr-2", first, t0);
