@@ -46,7 +46,9 @@ fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let p = opts.parallelism;
     let mut builder = TopologyBuilder::new();
     builder.set_spout("word", || WordSpout { next: 0 }, p);
-    builder.set_bolt("exclaim1", || ExclamationBolt, p).shuffle_grouping("word");
+    builder
+        .set_bolt("exclaim1", || ExclamationBolt, p)
+        .shuffle_grouping("word");
     builder
         .set_bolt("exclaim2", || ExclamationBolt, p)
         .shuffle_grouping("exclaim1");

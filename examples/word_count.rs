@@ -14,9 +14,9 @@ use heron::{
 use std::collections::HashMap;
 
 const WORDS: &[&str] = &[
-    "the", "cow", "jumped", "over", "moon", "an", "apple", "a", "day", "keeps", "doctor",
-    "away", "four", "score", "and", "seven", "years", "ago", "snow", "white", "dwarfs", "i",
-    "am", "at", "two", "with", "nature", "stream", "bolt", "spout", "heron", "storm",
+    "the", "cow", "jumped", "over", "moon", "an", "apple", "a", "day", "keeps", "doctor", "away",
+    "four", "score", "and", "seven", "years", "ago", "snow", "white", "dwarfs", "i", "am", "at",
+    "two", "with", "nature", "stream", "bolt", "spout", "heron", "storm",
 ];
 
 /// Emits sentences of 8 words drawn from a fixed vocabulary.
@@ -97,7 +97,9 @@ fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
         },
         p,
     );
-    builder.set_basic_bolt("split", || SplitBolt, p).shuffle_grouping("sentence");
+    builder
+        .set_basic_bolt("split", || SplitBolt, p)
+        .shuffle_grouping("sentence");
     builder
         .set_bolt("count", CountBolt::default, p)
         .fields_grouping("split", Fields::new(["word"]));

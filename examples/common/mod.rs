@@ -171,7 +171,14 @@ pub fn run(what: &str) -> i32 {
     let end = topology.counters();
     let name = topology.name().to_string();
     let killed = topology.kill();
-    println!("killed {name}: {}", if killed.is_ok() { "no process left" } else { "kill failed" });
+    println!(
+        "killed {name}: {}",
+        if killed.is_ok() {
+            "no process left"
+        } else {
+            "kill failed"
+        }
+    );
     if let Err(e) = killed {
         eprintln!("kill failed: {e}");
         return 1;

@@ -116,12 +116,7 @@ impl Packet {
 
     /// Appends this packet's wire form to `dst`.
     pub fn encode_into(&self, dst: &mut BytesMut) {
-        put_header(
-            dst,
-            &self.type_name,
-            &self.reqid,
-            self.payload.len(),
-        );
+        put_header(dst, &self.type_name, &self.reqid, self.payload.len());
         dst.put_slice(&self.payload);
     }
 }

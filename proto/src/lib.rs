@@ -43,10 +43,10 @@ mod generated {
 
 pub use generated::heron::proto::{api, ckptmgr, scheduler, stmgr, system, tmanager};
 
+pub use bytes;
 pub use codec::{CodecError, HeronCodec, Packet, ReqId};
 pub use prost;
 pub use prost::{Message, Name};
-pub use bytes;
 
 /// Builds a [`system::Status`] with a code and an optional message.
 pub fn status(code: system::StatusCode, message: impl Into<Option<String>>) -> system::Status {

@@ -17,8 +17,7 @@ fn byte_vector_of_a_hello() {
     let name = b"heron.proto.stmgr.StrMgrHelloRequest";
     // payload: field 1 "t", field 2 "t-1", field 3 "stmgr-1"
     let payload: &[u8] = &[
-        0x0a, 1, b't', 0x12, 3, b't', b'-', b'1', 0x1a, 7, b's', b't', b'm', b'g', b'r', b'-',
-        b'1',
+        0x0a, 1, b't', 0x12, 3, b't', b'-', b'1', 0x1a, 7, b's', b't', b'm', b'g', b'r', b'-', b'1',
     ];
     let mut want = Vec::new();
     want.extend_from_slice(&((4 + name.len() + 32 + 4 + payload.len()) as u32).to_be_bytes());
@@ -119,7 +118,10 @@ fn garbage_is_malformed() {
         let mut buf = BytesMut::from(garbage);
         let r = HeronCodec::default().decode(&mut buf);
         assert!(
-            matches!(r, Err(CodecError::Malformed(_)) | Err(CodecError::TooLarge { .. })),
+            matches!(
+                r,
+                Err(CodecError::Malformed(_)) | Err(CodecError::TooLarge { .. })
+            ),
             "{garbage:?} gave {r:?}"
         );
     }
@@ -137,7 +139,12 @@ fn garbage_is_malformed() {
 #[test]
 fn unknown_type_is_decoded_but_refused_as_the_wrong_message() {
     let mut buf = BytesMut::new();
-    encode_raw(&mut buf, "heron.proto.nope.Nothing", &ReqId::ZERO, b"\x08\x01");
+    encode_raw(
+        &mut buf,
+        "heron.proto.nope.Nothing",
+        &ReqId::ZERO,
+        b"\x08\x01",
+    );
     let p = HeronCodec::default().decode(&mut buf).unwrap().unwrap();
     assert_eq!(p.type_name(), "heron.proto.nope.Nothing");
     assert!(matches!(
@@ -156,7 +163,10 @@ fn type_names_are_heron_names() {
         crate::system::HeronTupleSet2::full_name(),
         "heron.proto.system.HeronTupleSet2"
     );
-    assert_eq!(crate::api::Topology::full_name(), "heron.proto.api.Topology");
+    assert_eq!(
+        crate::api::Topology::full_name(),
+        "heron.proto.api.Topology"
+    );
 }
 
 proptest::proptest! {
