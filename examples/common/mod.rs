@@ -97,7 +97,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => n * 3600.0,
         _ => return Err(bad()),
     };
-    if !(secs > 0.0) {
+    if secs.is_nan() || secs <= 0.0 {
         return Err(bad());
     }
     Ok(Duration::from_secs_f64(secs))

@@ -185,11 +185,6 @@ proptest::proptest! {
     fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
         let mut buf = BytesMut::from(&bytes[..]);
         let mut codec = HeronCodec::new(4096);
-        loop {
-            match codec.decode(&mut buf) {
-                Ok(Some(_)) => continue,
-                _ => break,
-            }
-        }
+        while let Ok(Some(_)) = codec.decode(&mut buf) {}
     }
 }
