@@ -1,6 +1,6 @@
 //! The stream manager's configuration and its timing and sizing constants.
 
-use std::path::PathBuf;
+use heron_statemgr::StateManagerSpec;
 use std::time::Duration;
 
 /// Everything a stream manager needs to start (see `docs/internals.md`).
@@ -10,8 +10,8 @@ pub struct StmgrConfig {
     pub topology_name: String,
     /// The topology's id (`<name>-<uuid>`).
     pub topology_id: String,
-    /// Root of the local file-system state manager.
-    pub state_root: PathBuf,
+    /// The state manager (`local:/path` or `zk://host:port/root`).
+    pub state_manager: StateManagerSpec,
     /// This stream manager's id, `stmgr-<container>`.
     pub stmgr_id: String,
     /// The host other stream managers connect to (and that goes into the physical plan).

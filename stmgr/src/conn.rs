@@ -9,11 +9,13 @@ use crate::core::{ConnId, Incoming};
 use crate::daemon::Event;
 use bytes::{Bytes, BytesMut};
 use heron_proto::HeronCodec;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tracing::{debug, info, warn};
 
@@ -26,13 +28,28 @@ const READ_CHUNK: usize = 64 * 1024;
 pub(crate) struct ConnHandle {
     tx: mpsc::UnboundedSender<Bytes>,
     reader: AbortHandle,
+    /// Bytes queued for writing and not written yet (the write backlog).
+    queued: Arc<AtomicUsize>,
+    /// `true` while the reader must not read (back pressure on a spout).
+    paused: watch::Sender<bool>,
 }
 
 impl ConnHandle {
     /// Queues whole frames for writing.
     pub fn send(&self, frames: Bytes) {
+        self.queued.fetch_add(frames.len(), Ordering::Relaxed);
         // A writer that stopped has reported the connection closed; nothing to do.
         let _ = self.tx.send(frames);
+    }
+
+    /// The bytes queued for writing and not written yet.
+    pub fn backlog(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Stops (`true`) or resumes reading from the connection.
+    pub fn pause_reads(&self, pause: bool) {
+        self.paused.send_replace(pause);
     }
 }
 
@@ -56,9 +73,17 @@ pub(crate) fn spawn(
 ) -> ConnHandle {
     let (r, w) = stream.into_split();
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_loop(w, rx, conn, events.clone()));
-    let reader = tokio::spawn(read_loop(r, initial, codec, conn, label, events)).abort_handle();
-    ConnHandle { tx, reader }
+    let queued = Arc::new(AtomicUsize::new(0));
+    let (paused, paused_rx) = watch::channel(false);
+    tokio::spawn(write_loop(w, rx, conn, Arc::clone(&queued), events.clone()));
+    let reader =
+        tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events)).abort_handle();
+    ConnHandle {
+        tx,
+        reader,
+        queued,
+        paused,
+    }
 }
 
 async fn read_loop(
@@ -67,6 +92,7 @@ async fn read_loop(
     codec: HeronCodec,
     conn: ConnId,
     label: String,
+    mut paused: watch::Receiver<bool>,
     events: mpsc::Sender<Event>,
 ) {
     let mut packets = Vec::new();
@@ -95,6 +121,9 @@ async fn read_loop(
             warn!(conn, peer = %label, "closing connection: {e}");
             break;
         }
+        if *paused.borrow() && paused.wait_for(|p| !*p).await.is_err() {
+            break;
+        }
         if buf.capacity() - buf.len() < READ_CHUNK {
             buf.reserve(READ_CHUNK);
         }
@@ -121,6 +150,7 @@ async fn write_loop(
     mut w: OwnedWriteHalf,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     conn: ConnId,
+    queued: Arc<AtomicUsize>,
     events: mpsc::Sender<Event>,
 ) {
     while let Some(frames) = rx.recv().await {
@@ -129,6 +159,7 @@ async fn write_loop(
             let _ = events.send(Event::Closed { conn }).await;
             return;
         }
+        queued.fetch_sub(frames.len(), Ordering::Relaxed);
     }
     let _ = w.shutdown().await;
 }

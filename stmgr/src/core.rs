@@ -8,9 +8,9 @@
 //! send to the tmaster. Frames for one connection are appended to one buffer and handed out
 //! once per round, so a connection gets one write per round whatever the number of batches.
 //!
-//! Control tuples (acks, fails, emits) are counted and ignored: this is at-most-once
-//! delivery. An XOR ack tracker slots into [`Core::on_control`] and the tuple cache's key
-//! assignment when at-least-once is added.
+//! In `ATLEAST_ONCE` topologies the data path also gives every copy of an anchored tuple a
+//! key and routes acks, fails and emits to the XOR tracker of the root's spout
+//! (`core::acking`); otherwise control tuples are counted and ignored.
 
 use crate::config::{StmgrConfig, BATCH_BYTES, MESH_WAIT, PACKET_OVERHEAD, RECONNECT_INTERVAL};
 use crate::instance_server::check_registration;
@@ -94,6 +94,8 @@ pub(crate) enum Action {
     },
     /// Every instance has registered: register (again, on reconnects) with these records.
     RegisterWithTmaster(Vec<Instance>),
+    /// Stop (`true`) or resume reading from the connection (a local spout, back pressure).
+    PauseReads(ConnId, bool),
 }
 
 /// What happened to tuples, for logs and tests.
@@ -107,7 +109,7 @@ pub(crate) struct Counters {
     pub tuples_without_plan: u64,
     /// Tuples too large to fit in a packet.
     pub tuples_too_large: u64,
-    /// Control tuple sets ignored (no acking yet).
+    /// Control tuple sets ignored (the topology is not ATLEAST_ONCE).
     pub control_sets_ignored: u64,
     /// Tuple sets received from other stream managers.
     pub sets_from_stmgrs: u64,
@@ -248,6 +250,12 @@ pub(crate) struct Core {
     actions: Vec<Action>,
     counters: Counters,
     scratch: Vec<u32>,
+    /// XOR acking, only for ATLEAST_ONCE topologies.
+    acking: Option<acking::Acking>,
+    /// Back pressure: slow connections, announcing peers, throttled spouts.
+    bp: crate::backpressure::BackPressure,
+    /// What back pressure needs of the plan; the paused spout connections.
+    bpp: backpressure::BpPlan,
 }
 
 impl Core {
@@ -273,6 +281,9 @@ impl Core {
             actions: Vec::new(),
             counters: Counters::default(),
             scratch: Vec::new(),
+            acking: None,
+            bp: Default::default(),
+            bpp: Default::default(),
         };
         // A container without instances registers with the tmaster at once.
         core.maybe_register_with_tmaster();
@@ -326,9 +337,8 @@ impl Core {
             }
             (Role::Stmgr { .. }, TUPLE_STREAM_MESSAGE) => self.on_stream_message(&packet.payload),
             (Role::Stmgr { stmgr_id }, START_BACK_PRESSURE | STOP_BACK_PRESSURE) => {
-                // Back pressure is not implemented yet; the notice is harmless to drop.
-                debug!(conn, "ignoring {} from {stmgr_id}", packet.type_name());
-                Ok(())
+                let (from, start) = (stmgr_id.clone(), packet.type_name() == START_BACK_PRESSURE);
+                self.on_back_pressure_notice(&from, start, packet)
             }
             (Role::PendingInstance, REGISTER_INSTANCE_REQUEST) => self.on_register(conn, packet),
             (Role::PendingStmgr, HELLO_REQUEST) => self.on_hello(conn, packet),
@@ -351,10 +361,11 @@ impl Core {
             Some(data) => self.on_data(src_task, data),
             None => Ok(()),
         };
-        if let Some(control) = parts.control {
-            self.on_control(src_task, control);
+        routed?;
+        match parts.control {
+            Some(control) => self.on_control(src_task, control),
+            None => Ok(()),
         }
-        routed
     }
 
     /// Routes every tuple of an encoded `HeronDataTupleSet` into the tuple cache.
@@ -370,6 +381,15 @@ impl Core {
             return Ok(());
         };
         let field = router.stream_field(stream).clone();
+        if self.acking.is_some() {
+            let routed = self.route_keyed(src_task, stream, &field, &set);
+            let (tuples, unrouted, too_large) =
+                routed.map_err(|e| format!("malformed tuple from task {src_task}: {e}"))?;
+            self.counters.tuples_from_instances += tuples;
+            self.counters.tuples_without_consumer += unrouted;
+            self.counters.tuples_too_large += too_large;
+            return Ok(());
+        }
         let (cache, out, scratch, now) =
             (&mut self.cache, &mut self.out, &mut self.scratch, self.now);
         let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
@@ -395,20 +415,18 @@ impl Core {
         result.map_err(|e| format!("malformed tuple from task {src_task}: {e}"))
     }
 
-    /// A control tuple set (acks, fails, anchored emits) from a local instance. At-most-once:
-    /// counted and ignored. The XOR ack tracker goes here.
-    fn on_control(&mut self, src_task: i32, _control: &[u8]) {
-        if self.counters.control_sets_ignored == 0 {
-            info!("ignoring control tuples (first from task {src_task}): acking is not implemented, delivery is at most once");
-        }
-        self.counters.control_sets_ignored += 1;
-    }
-
     /// A batch from another stream manager: its `set` goes to the local instance unparsed.
     fn on_stream_message(&mut self, payload: &Bytes) -> Result<(), String> {
         let msg = TupleStreamMessage::decode(payload.clone())
             .map_err(|e| format!("malformed TupleStreamMessage: {e}"))?;
         self.counters.sets_from_stmgrs += 1;
+        let mut set = msg.set;
+        if self.acking.is_some() {
+            match self.on_remote_control(set)? {
+                Some(forward) => set = forward,
+                None => return Ok(()), // control only: applied here
+            }
+        }
         let dest = self
             .router
             .as_ref()
@@ -419,7 +437,7 @@ impl Core {
             Some(Dest {
                 conn, local: true, ..
             }) => {
-                encode_raw(self.out.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, &msg.set);
+                encode_raw(self.out.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, &set);
                 self.out.delivered.to_instances += n;
             }
             _ => {
@@ -482,6 +500,7 @@ impl Core {
         };
         self.send_message(conn, &packet.reqid, &resp);
         self.rebuild_routes();
+        self.back_pressure_joined(conn);
         self.maybe_register_with_tmaster();
         Ok(())
     }
@@ -517,6 +536,7 @@ impl Core {
             }
         }
         self.actions.push(Action::Close(conn));
+        self.back_pressure_closed(conn);
         match c.role {
             Role::Instance { instance_id, .. } => {
                 if let Some(r) = self.registered.get_mut(&instance_id) {
@@ -529,6 +549,8 @@ impl Core {
             Role::Stmgr { stmgr_id } => {
                 if self.hellos.get(&stmgr_id) == Some(&conn) {
                     self.hellos.remove(&stmgr_id);
+                    // a stream manager that went away announces nothing any more
+                    self.bp.remote(&stmgr_id, Vec::new());
                 }
             }
             Role::StmgrClient { stmgr_id } => {
@@ -543,6 +565,7 @@ impl Core {
             }
             Role::PendingInstance | Role::PendingStmgr => {}
         }
+        self.apply_back_pressure();
     }
 
     /// Recomputes where every slot's batches go (after any plan or connection change).
@@ -600,8 +623,11 @@ impl Core {
         // What is batched was routed by the old plan: send it by the old table.
         let out = &mut self.out;
         self.cache.flush(&mut |slot, b| out.deliver(slot, b));
+        self.flush_control(true);
         self.cache.resize(router.tasks().len());
         self.router = Some(router);
+        self.update_acking(&pplan, now);
+        self.update_back_pressure(&pplan);
         self.pplan = Some(pplan);
         self.update_peers();
         self.rebuild_routes();
@@ -658,6 +684,7 @@ impl Core {
             let out = &mut self.out;
             self.cache.flush(&mut |slot, b| out.deliver(slot, b));
         }
+        self.acking_round(now, idle);
         for conn in self.out.dirty.drain(..) {
             if let Some(buf) = self.out.bufs.get_mut(&conn) {
                 if !buf.is_empty() {
@@ -676,11 +703,19 @@ impl Core {
         retries
             .chain(self.cache.deadline())
             .chain(self.assign_deadline)
+            .chain(self.acking_deadline())
+            .chain(self.back_pressure_deadline())
             .min()
     }
 }
 
+mod acking;
+mod backpressure;
+#[cfg(test)]
+use backpressure::{watermarks, BACKLOG_POLL};
 mod mesh;
+#[cfg(test)]
+pub(crate) use acking::acking_timeout;
 use mesh::{Peer, PeerState};
 
 #[cfg(test)]

@@ -19,10 +19,8 @@ use bytes::BytesMut;
 use heron_proto::stmgr::StrMgrHelloRequest;
 use heron_proto::system::{PhysicalPlan, StMgr};
 use heron_proto::{HeronCodec, Packet};
-use heron_statemgr::LocalFsStateManager;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
@@ -98,7 +96,9 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         topology_name: config.topology_name.clone(),
         topology_id: config.topology_id.clone(),
         stmgr: stmgr_record(&config),
-        state: Arc::new(LocalFsStateManager::new(&config.state_root)),
+        state: config.state_manager.open().map_err(|e| {
+            StmgrError::Config(format!("cannot open {}: {e}", config.state_manager))
+        })?,
         codec,
         instances: instances_rx,
         events: events.clone(),
@@ -118,6 +118,16 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         events,
         registration,
     };
+    let metrics = crate::metrics_publisher::spawn(crate::metrics_publisher::PublisherConfig {
+        topology_name: config.topology_name.clone(),
+        stmgr_id: config.stmgr_id.clone(),
+        instance_ids: config.instance_ids.clone(),
+        counters_dir: std::env::current_dir().unwrap_or_default().join("metrics"),
+        state_manager: config.state_manager.clone(),
+        hostname: config.host.clone(),
+    });
+    let mut metrics_at = Instant::now();
+    let mut throttled = crate::metrics_publisher::TimeSpent::new(Instant::now());
     let mut stats_at = Instant::now() + STATS_INTERVAL;
     loop {
         let deadline = shell.core.next_deadline();
@@ -137,14 +147,40 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         }
         let now = Instant::now();
         shell.core.on_timer(now);
+        for (&conn, h) in &shell.handles {
+            shell.core.on_backlog(conn, h.backlog());
+        }
         shell.core.end_round(now, rx.is_empty());
         shell.apply();
+        if now >= metrics_at {
+            metrics_at = now + crate::metrics_publisher::PUBLISH_INTERVAL / 2;
+            sample_metrics(
+                &shell.core,
+                &metrics,
+                throttled.sample(now, shell.core.spouts_throttled()),
+            );
+        }
         if now >= stats_at {
             stats_at = now + STATS_INTERVAL;
             let (counters, delivered) = (shell.core.counters(), shell.core.delivered());
-            debug!(?counters, ?delivered, "tuple counters");
+            let (acking, trees) = (shell.core.ack_counters(), shell.core.pending_trees());
+            debug!(?counters, ?delivered, ?acking, trees, "tuple counters");
         }
     }
+}
+
+/// Hands the core's cumulative counters to the metrics publisher.
+fn sample_metrics(core: &Core, slot: &crate::metrics_publisher::SampleSlot, back_pressure_ms: u64) {
+    let (c, d) = (core.counters(), core.delivered());
+    let sample = crate::metrics_publisher::StmgrSample {
+        tuples_from_instances: c.tuples_from_instances,
+        tuples_to_instances: d.to_instances,
+        tuples_to_stmgrs: d.to_stmgrs,
+        sets_from_stmgrs: c.sets_from_stmgrs,
+        lost_tuples: d.lost + c.tuples_without_plan + c.tuples_too_large,
+        back_pressure_ms,
+    };
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }
 
 /// This stream manager's record for the tmaster.
@@ -250,6 +286,11 @@ impl Shell {
                 }
                 Action::RegisterWithTmaster(instances) => {
                     self.registration.send_replace(Some(instances));
+                }
+                Action::PauseReads(conn, pause) => {
+                    if let Some(h) = self.handles.get(&conn) {
+                        h.pause_reads(pause);
+                    }
                 }
             }
         }

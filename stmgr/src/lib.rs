@@ -24,23 +24,30 @@
 //!   subscriber.
 //! * `tuple_cache`: per-destination batches built in their wire form.
 //! * `wire`: in-place protobuf reading of tuple sets, so routing allocates nothing per tuple.
+//! * `xor`: the XOR ack tracker (rotating maps per local spout task); `control`: control
+//!   tuple sets read and built by hand; `core::acking`: at-least-once in the data path.
+//! * `backpressure`: watermark decisions; `core::backpressure`: notices and spout pauses.
 //! * `conn`: socket reader and writer tasks; `instance_server`, `stmgr_server`: what a
 //!   registration and a hello must satisfy; `stmgr_client`, `tmaster_client`: outgoing
 //!   connections.
 
+mod backpressure;
 mod config;
 mod conn;
+mod control;
 mod core;
 mod daemon;
 mod error;
 mod grouping;
 mod instance_server;
+pub mod metrics_publisher;
 mod routing;
 mod stmgr_client;
 mod stmgr_server;
 mod tmaster_client;
 mod tuple_cache;
 mod wire;
+mod xor;
 
 #[cfg(test)]
 mod testutil;

@@ -50,10 +50,30 @@ impl Batch {
         self.open = true;
     }
 
-    fn push(&mut self, tuple: &[u8]) {
+    fn push(&mut self, tuple: &[u8], key: Option<TupleKey>) {
         self.buf.put_u8(0x12); // HeronDataTupleSet2.tuples: field 2, length-delimited
-        put_varint(&mut self.buf, tuple.len() as u64);
-        self.buf.put_slice(tuple);
+        match key {
+            None => {
+                put_varint(&mut self.buf, tuple.len() as u64);
+                self.buf.put_slice(tuple);
+            }
+            Some(TupleKey {
+                offset: Some(at),
+                key,
+            }) => {
+                put_varint(&mut self.buf, tuple.len() as u64);
+                let start = self.buf.len();
+                self.buf.put_slice(tuple);
+                self.buf[start + at..start + at + 8].copy_from_slice(&key.to_le_bytes());
+            }
+            Some(TupleKey { offset: None, key }) => {
+                // No key field to overwrite: append one (the last occurrence wins).
+                put_varint(&mut self.buf, tuple.len() as u64 + 9);
+                self.buf.put_slice(tuple);
+                self.buf.put_u8(0x09);
+                self.buf.put_i64_le(key);
+            }
+        }
         self.tuples += 1;
     }
 
@@ -98,6 +118,17 @@ impl Batch {
         self.append(0x20, u64::from(self.tuples)); // TupleStreamMessage.num_tuples
         &self.buf[self.start..]
     }
+}
+
+/// The key the stream manager gives one copy of a tuple (ATLEAST_ONCE): written over the
+/// tuple's `key` field at `offset` (see [`crate::wire::tuple_key_offset`]), or appended as a
+/// new `key` field when the tuple has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TupleKey {
+    /// Where the tuple's 8 key bytes are, if it has a key field.
+    pub offset: Option<usize>,
+    /// The key.
+    pub key: i64,
 }
 
 /// The batches of every destination slot.
@@ -148,7 +179,38 @@ impl TupleCache {
         now: Instant,
         deliver: &mut impl FnMut(u32, &mut Batch),
     ) -> bool {
-        let entry = 1 + varint_len(tuple.len() as u64) + tuple.len();
+        self.push_keyed(
+            slot,
+            src_task,
+            stream,
+            stream_field,
+            tuple,
+            None,
+            now,
+            deliver,
+        )
+    }
+
+    /// [`TupleCache::push`], giving this copy of the tuple `key`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_keyed(
+        &mut self,
+        slot: u32,
+        src_task: i32,
+        stream: u32,
+        stream_field: &[u8],
+        tuple: &[u8],
+        key: Option<TupleKey>,
+        now: Instant,
+        deliver: &mut impl FnMut(u32, &mut Batch),
+    ) -> bool {
+        let len = tuple.len()
+            + if matches!(key, Some(TupleKey { offset: None, .. })) {
+                9
+            } else {
+                0
+            };
+        let entry = 1 + varint_len(len as u64) + len;
         if stream_field.len() + entry > self.max_body {
             return false;
         }
@@ -169,7 +231,7 @@ impl TupleCache {
             }
             self.first_open.get_or_insert(now);
         }
-        b.push(tuple);
+        b.push(tuple, key);
         if b.body_len() >= self.batch_bytes {
             b.open = false;
             deliver(slot, b);
@@ -346,5 +408,42 @@ mod tests {
         let slots: Vec<u32> = out.iter().map(|(s, _)| *s).collect();
         assert_eq!(slots, vec![0, 2]);
         assert!(!cache.due(t0 + Duration::from_secs(1), true));
+    }
+
+    #[test]
+    fn keyed_copies_carry_their_own_key_and_the_rest_of_the_tuple_unchanged() {
+        use heron_proto::system::{HeronDataTuple, RootId};
+        let f = field("s");
+        let t = HeronDataTuple {
+            key: 0,
+            roots: vec![RootId { taskid: 1, key: 9 }],
+            values: vec![bytes::Bytes::from_static(b"v")],
+            dest_task_ids: vec![],
+        };
+        let with_key = t.encode_to_vec();
+        let offset = crate::wire::tuple_key_offset(&with_key);
+        assert_eq!(offset, Some(1), "encoders write the key first");
+        // a tuple without a key field gets one appended
+        let without_key = &with_key[9..];
+        assert_eq!(crate::wire::tuple_key_offset(without_key), None);
+        let mut cache = TupleCache::new(1 << 20, 1 << 20, 0);
+        cache.resize(2);
+        let now = Instant::now();
+        let mut out = Vec::new();
+        let mut d = collect(&mut out);
+        for (slot, tuple, key) in [(0, &with_key[..], -5), (1, without_key, 7)] {
+            let k = TupleKey {
+                offset: crate::wire::tuple_key_offset(tuple),
+                key,
+            };
+            assert!(cache.push_keyed(slot, 1, 0, &f, tuple, Some(k), now, &mut d));
+        }
+        cache.flush(&mut d);
+        drop(d);
+        for ((_, set), key) in out.iter().zip([-5, 7]) {
+            let raw = &set.data.as_ref().unwrap().tuples[0];
+            let got = HeronDataTuple::decode(raw.clone()).unwrap();
+            assert_eq!(got, HeronDataTuple { key, ..t.clone() });
+        }
     }
 }

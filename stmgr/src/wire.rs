@@ -309,6 +309,47 @@ pub(crate) fn for_each_dest_task(tuple: &[u8], mut f: impl FnMut(i32)) {
     }
 }
 
+/// Where the 8 bytes of a checked tuple's `key` (field 1, sfixed64) are, if it has one (the
+/// last occurrence, which is the one a parser keeps). Encoders write it first.
+pub(crate) fn tuple_key_offset(tuple: &[u8]) -> Option<usize> {
+    let mut found = None;
+    let mut f = Fields { buf: tuple };
+    while !f.buf.is_empty() {
+        let Ok((n, v)) = f.read() else { break };
+        if let (1, Value::Fixed64(_)) = (n, v) {
+            found = Some(tuple.len() - f.buf.len() - 8);
+        }
+    }
+    found
+}
+
+/// Calls `f(taskid, key)` for every root of a checked tuple; returns how many there were.
+#[inline]
+pub(crate) fn for_each_root(tuple: &[u8], mut f: impl FnMut(i32, i64)) -> usize {
+    let mut n = 0;
+    for field in fields(tuple).map_while(Result::ok) {
+        if let (2, Value::Len(root)) = field {
+            let (task, key) = read_root(root);
+            f(task, key);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A checked `RootId`'s task id and key (missing fields read as 0).
+pub(crate) fn read_root(root: &[u8]) -> (i32, i64) {
+    let (mut task, mut key) = (0i32, 0i64);
+    for field in fields(root).map_while(Result::ok) {
+        match field {
+            (1, Value::Varint(v)) => task = v as i32,
+            (2, Value::Fixed64(v)) => key = v as i64,
+            _ => {}
+        }
+    }
+    (task, key)
+}
+
 /// Writes `value` as a varint into `dst`, returning the number of bytes used.
 pub(crate) fn write_varint(dst: &mut [u8], mut value: u64) -> usize {
     let mut i = 0;

@@ -179,6 +179,7 @@ impl Core {
                 };
                 self.conns.insert(conn, Conn { role, peer });
                 self.rebuild_routes();
+                self.back_pressure_joined(conn);
                 self.maybe_send_assignments();
             }
             _ => {

@@ -44,6 +44,7 @@ enum Out {
     Close(ConnId),
     Connect(String, u16, u64),
     Register(Vec<Instance>),
+    Pause(ConnId, bool),
 }
 
 struct H {
@@ -117,6 +118,7 @@ impl H {
                     ..
                 } => out.push(Out::Connect(stmgr_id, port, attempt)),
                 Action::RegisterWithTmaster(v) => out.push(Out::Register(v)),
+                Action::PauseReads(c, p) => out.push(Out::Pause(c, p)),
             }
         }
         out
@@ -711,3 +713,6 @@ mod fuzz {
         }
     }
 }
+
+mod acking;
+mod backpressure;

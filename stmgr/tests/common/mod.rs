@@ -83,7 +83,7 @@ pub fn stmgr_config(
     StmgrConfig {
         topology_name: TOPOLOGY.into(),
         topology_id: TOPOLOGY_ID.into(),
-        state_root: root.to_path_buf(),
+        state_manager: heron_statemgr::StateManagerSpec::Local(root.to_path_buf()),
         stmgr_id: id.into(),
         host: "127.0.0.1".into(),
         data_port,

@@ -1,0 +1,336 @@
+//! The core in ATLEAST_ONCE: key assignment, XOR tracking of local spouts, control routing.
+
+use super::*;
+use heron_proto::api::config::KeyValue;
+use heron_proto::system::RootId;
+
+const PEER_OUT: ConnId = 10;
+const ROOT: i64 = 0x1234_5678;
+
+/// spout 1 and bolt 3 here; spout 2 and bolt 4 on stmgr-2; ATLEAST_ONCE, timeout 3 s.
+fn acking_plan(g: api::Grouping) -> PhysicalPlan {
+    let mut p = Plan::new()
+        .spout("spout", vec![output("spout", "default", &["word"])])
+        .bolt(
+            "bolt",
+            vec![input("spout", "default", g)],
+            vec![output("bolt", "default", &["word"])],
+        )
+        .stmgr("stmgr-1", 6001)
+        .stmgr("stmgr-2", 6002)
+        .instance("stmgr-1", "spout", 1)
+        .instance("stmgr-2", "spout", 2)
+        .instance("stmgr-1", "bolt", 3)
+        .instance("stmgr-2", "bolt", 4)
+        .build();
+    let kv = |k: &str, v: &str| KeyValue {
+        key: k.into(),
+        value: Some(v.into()),
+        ..Default::default()
+    };
+    p.topology.topology_config = Some(api::Config {
+        kvs: vec![
+            kv("topology.reliability.mode", "ATLEAST_ONCE"),
+            kv("topology.message.timeout.secs", "3"),
+        ],
+    });
+    p
+}
+
+/// Registered, plan applied, the link to stmgr-2 up, plan handed out, actions cleared.
+fn running(g: api::Grouping) -> H {
+    let mut h = H::new();
+    h.register(SPOUT, "spout", 1);
+    h.register(BOLT, "bolt", 3);
+    h.core.on_pplan(acking_plan(g), h.now);
+    for o in h.round(true) {
+        if let Out::Connect(_, _, a) = o {
+            h.attempt = a;
+        }
+    }
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
+    h.hello(PEER_IN, "stmgr-2");
+    h.round(true);
+    h
+}
+
+fn anchored(component: &str, src: i32, words: &[&str], roots: &[(i32, i64)]) -> HeronTupleSet {
+    let mut set = tuple_set(words);
+    set.src_task_id = src;
+    let data = set.data.as_mut().unwrap();
+    data.stream.component_name = component.into();
+    for t in &mut data.tuples {
+        t.roots = roots
+            .iter()
+            .map(|&(taskid, key)| RootId { taskid, key })
+            .collect();
+    }
+    set
+}
+
+fn control(acks: &[(&[(i32, i64)], i64)], fails: &[(&[(i32, i64)], i64)]) -> HeronTupleSet {
+    let ack = |(roots, k): &(&[(i32, i64)], i64)| AckTuple {
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| RootId { taskid, key })
+            .collect(),
+        ackedtuple: *k,
+    };
+    HeronTupleSet {
+        data: None,
+        control: Some(HeronControlTupleSet {
+            acks: acks.iter().map(ack).collect(),
+            fails: fails.iter().map(ack).collect(),
+            emits: vec![],
+        }),
+        src_task_id: 3,
+    }
+}
+
+/// The keys of the data tuples sent to `conn` (local sets or stream messages).
+fn keys_to(out: &[Out], conn: ConnId) -> Vec<i64> {
+    let mut keys = Vec::new();
+    for p in frames_to(out, conn) {
+        let set: HeronTupleSet2 = if p.type_name() == TUPLE_STREAM_MESSAGE {
+            let m: TupleStreamMessage = p.decode().unwrap();
+            HeronTupleSet2::decode(m.set).unwrap()
+        } else {
+            p.decode().unwrap()
+        };
+        for t in set.data.map(|d| d.tuples).unwrap_or_default() {
+            keys.push(HeronDataTuple::decode(t).unwrap().key);
+        }
+    }
+    keys
+}
+
+/// The control sets sent to `conn` as `HeronTupleSet2`s.
+fn controls_to(out: &[Out], conn: ConnId) -> Vec<HeronControlTupleSet> {
+    frames_to(out, conn)
+        .into_iter()
+        .filter(|p| p.type_name() == HERON_TUPLE_SET2)
+        .filter_map(|p| p.decode::<HeronTupleSet2>().unwrap().control)
+        .collect()
+}
+
+fn acked_roots(sets: &[HeronControlTupleSet]) -> (Vec<RootId>, Vec<RootId>) {
+    let mut acked = Vec::new();
+    let mut failed = Vec::new();
+    for s in sets {
+        for a in &s.acks {
+            assert_eq!(a.ackedtuple, 0);
+            acked.extend(a.roots.iter().cloned());
+        }
+        for f in &s.fails {
+            failed.extend(f.roots.iter().cloned());
+        }
+    }
+    (acked, failed)
+}
+
+#[test]
+fn the_reliability_mode_comes_from_the_topology_config() {
+    assert_eq!(acking_timeout(&plan_with(api::Grouping::All)), None);
+    let p = acking_plan(api::Grouping::All);
+    assert_eq!(acking_timeout(&p), Some(Duration::from_secs(3)));
+    let mut legacy = plan_with(api::Grouping::All);
+    legacy.topology.topology_config = Some(api::Config {
+        kvs: vec![KeyValue {
+            key: "topology.acking".into(),
+            value: Some("true".into()),
+            ..Default::default()
+        }],
+    });
+    assert_eq!(acking_timeout(&legacy), Some(Duration::from_secs(30)));
+}
+
+#[test]
+fn each_copy_gets_its_own_key_and_acks_of_every_copy_complete_the_tree() {
+    let mut h = running(api::Grouping::All);
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let out = h.round(true);
+    let (local, remote) = (keys_to(&out, BOLT), keys_to(&out, PEER_OUT));
+    assert_eq!(
+        (local.len(), remote.len()),
+        (1, 1),
+        "one copy per bolt task"
+    );
+    assert!(local[0] != 0 && remote[0] != 0 && local[0] != remote[0]);
+    assert_eq!(h.core.pending_trees(), 1);
+
+    // the local bolt acks its copy: not complete yet
+    h.send(BOLT, &control(&[(&[(1, ROOT)], local[0])], &[]));
+    assert!(controls_to(&h.round(true), SPOUT).is_empty());
+    // the remote bolt's ack comes from stmgr-2 as a control-only stream message
+    let mut buf = crate::control::ControlBuf::default();
+    buf.push(crate::control::Kind::Ack, 1, ROOT, remote[0]);
+    let mut payload = BytesMut::new();
+    buf.take_stream_message(1, 4, &mut payload);
+    h.core.on_packet(
+        PEER_IN,
+        &Packet::new(TUPLE_STREAM_MESSAGE, ReqId::ZERO, payload.freeze()),
+        h.now,
+    );
+    let out = h.round(true);
+    let (acked, failed) = acked_roots(&controls_to(&out, SPOUT));
+    assert_eq!(
+        acked,
+        vec![RootId {
+            taskid: 1,
+            key: ROOT
+        }]
+    );
+    assert!(failed.is_empty());
+    assert!(frames_to(&out, BOLT).is_empty(), "control is not forwarded");
+    assert_eq!(h.core.pending_trees(), 0);
+    assert_eq!(h.core.ack_counters().completed, 1);
+}
+
+#[test]
+fn bolt_emits_are_anchored_before_the_ack_of_their_input() {
+    let mut h = running(api::Grouping::Shuffle);
+    // the spout tuple goes to one bolt task; the bolt here re-emits anchored and acks
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let out = h.round(true);
+    let mut keys = keys_to(&out, BOLT);
+    keys.extend(keys_to(&out, PEER_OUT));
+    assert_eq!(keys.len(), 1);
+    let k1 = keys[0];
+    // bolt 3 emits two anchored tuples (to nobody: bolt's stream has no consumer here, so
+    // use its own stream re-routed as the spout's) and acks k1 in the same message
+    let mut msg = anchored("spout", 3, &["b", "c"], &[(1, ROOT)]);
+    msg.control = control(&[(&[(1, ROOT)], k1)], &[]).control;
+    h.send(BOLT, &msg);
+    let out = h.round(true);
+    assert!(
+        controls_to(&out, SPOUT).is_empty(),
+        "the children are outstanding"
+    );
+    let mut children = keys_to(&out, BOLT);
+    children.extend(keys_to(&out, PEER_OUT));
+    assert_eq!(children.len(), 2);
+    // acking the children, one per message, completes the tree at the last one
+    h.send(BOLT, &control(&[(&[(1, ROOT)], children[0])], &[]));
+    assert!(controls_to(&h.round(true), SPOUT).is_empty());
+    h.send(BOLT, &control(&[(&[(1, ROOT)], children[1])], &[]));
+    let (acked, _) = acked_roots(&controls_to(&h.round(true), SPOUT));
+    assert_eq!(
+        acked,
+        vec![RootId {
+            taskid: 1,
+            key: ROOT
+        }]
+    );
+}
+
+#[test]
+fn acks_and_emits_for_a_remote_spout_go_to_its_stream_manager() {
+    let mut h = running(api::Grouping::Shuffle);
+    // bolt 3 got a tuple of spout 2 (on stmgr-2): its anchored emit and its ack and fail go
+    // there, as control-only stream messages addressed to task 2
+    let mut msg = anchored("spout", 3, &["b"], &[(2, ROOT), (1, 5)]);
+    msg.control = control(&[(&[(2, ROOT), (9, 1)], 77)], &[(&[(2, ROOT + 1)], 78)]).control;
+    h.send(BOLT, &msg);
+    let out = h.round(true);
+    let streams: Vec<TupleStreamMessage> = frames_to(&out, PEER_OUT)
+        .into_iter()
+        .map(|p| p.decode().unwrap())
+        .collect();
+    let control: Vec<HeronControlTupleSet> = streams
+        .iter()
+        .filter_map(|m| HeronTupleSet2::decode(m.set.clone()).unwrap().control)
+        .collect();
+    assert_eq!(control.len(), 1);
+    assert_eq!(streams.iter().filter(|m| m.task_id == 2).count(), 1);
+    let c = &control[0];
+    assert_eq!(c.emits.len(), 1);
+    assert_eq!(
+        c.emits[0].roots,
+        vec![RootId {
+            taskid: 2,
+            key: ROOT
+        }]
+    );
+    assert_eq!(
+        c.acks,
+        vec![AckTuple {
+            roots: vec![RootId {
+                taskid: 2,
+                key: ROOT
+            }],
+            ackedtuple: 77
+        }]
+    );
+    assert_eq!(
+        c.fails[0].roots,
+        vec![RootId {
+            taskid: 2,
+            key: ROOT + 1
+        }]
+    );
+    // root (9, 1) names no spout task
+    assert_eq!(h.core.ack_counters().control_unknown, 1);
+}
+
+#[test]
+fn a_fail_reports_the_tree_failed_once() {
+    let mut h = running(api::Grouping::Shuffle);
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    h.round(true);
+    h.send(BOLT, &control(&[], &[(&[(1, ROOT)], 0)]));
+    h.send(BOLT, &control(&[], &[(&[(1, ROOT)], 0)]));
+    let (acked, failed) = acked_roots(&controls_to(&h.round(true), SPOUT));
+    assert!(acked.is_empty());
+    assert_eq!(
+        failed,
+        vec![RootId {
+            taskid: 1,
+            key: ROOT
+        }]
+    );
+    assert_eq!(h.core.ack_counters().failed, 1);
+}
+
+#[test]
+fn untracked_trees_expire_with_rotation_and_late_acks_are_ignored() {
+    let mut h = running(api::Grouping::Shuffle);
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let out = h.round(true);
+    let mut keys = keys_to(&out, BOLT);
+    keys.extend(keys_to(&out, PEER_OUT));
+    // timeout 3 s, 3 buckets: gone within 3 s + 3 rotations of 1 s
+    h.now += Duration::from_secs(6);
+    h.core.on_timer(h.now);
+    h.round(true);
+    assert_eq!(h.core.pending_trees(), 0);
+    h.send(BOLT, &control(&[(&[(1, ROOT)], keys[0])], &[]));
+    assert!(controls_to(&h.round(true), SPOUT).is_empty());
+}
+
+#[test]
+fn unanchored_tuples_keep_key_zero_and_a_spout_tuple_nobody_consumes_completes_at_once() {
+    let mut h = running(api::Grouping::All);
+    h.send(SPOUT, &tuple_set(&["a"]));
+    let out = h.round(true);
+    assert_eq!(keys_to(&out, BOLT), vec![0]);
+    assert_eq!(h.core.pending_trees(), 0);
+    // a stream without consumers
+    let mut set = anchored("spout", 1, &["z"], &[(1, ROOT)]);
+    set.data.as_mut().unwrap().stream.id = "nobody".into();
+    h.send(SPOUT, &set);
+    let (acked, _) = acked_roots(&controls_to(&h.round(true), SPOUT));
+    assert!(acked.is_empty(), "an unknown stream is dropped, not acked");
+}
+
+#[test]
+fn at_most_once_keeps_tuples_unkeyed_and_untracked() {
+    let mut h = H::running(api::Grouping::All);
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let out = h.round(true);
+    assert_eq!(keys_to(&out, BOLT), vec![0]);
+    assert_eq!(h.core.pending_trees(), 0);
+    h.send(BOLT, &control(&[(&[(1, ROOT)], 0)], &[]));
+    assert!(controls_to(&h.round(true), SPOUT).is_empty());
+    assert_eq!(h.core.counters().control_sets_ignored, 1);
+}
