@@ -1,6 +1,6 @@
 //! The tmaster's configuration: what the launcher passes, and tunables with Heron's defaults.
 
-use std::path::PathBuf;
+use heron_statemgr::StateManagerSpec;
 use std::time::Duration;
 
 /// What the launcher passes to a tmaster (`heron-role tmaster ...`).
@@ -10,14 +10,16 @@ pub struct TmasterConfig {
     pub topology_name: String,
     /// The topology's id (`<name>-<uuid>`).
     pub topology_id: String,
-    /// Root of the local file-system state manager.
-    pub state_root: PathBuf,
+    /// The state manager (`local:/path` or `zk://host:port/root`). On ZooKeeper the tmaster
+    /// asks for a [`TMASTER_ZK_SESSION_TIMEOUT`] session unless the spec sets one.
+    pub state_manager: StateManagerSpec,
     /// The host to bind and to advertise, e.g. `"127.0.0.1"`.
     pub host: String,
     /// Port of the binary Heron protocol server (stream managers, metrics managers). 0 binds
     /// an ephemeral port, and the port actually bound is the one advertised.
     pub server_port: u16,
-    /// Port of the controller HTTP endpoint (advertised only; not served yet).
+    /// Port of the controller HTTP endpoint (`/activate`, `/deactivate`,
+    /// `/runtime_config/update`). 0 binds an ephemeral port.
     pub controller_port: u16,
     /// Port of the stats HTTP endpoint (advertised only; not served yet).
     pub stats_port: u16,
@@ -41,7 +43,19 @@ pub struct TmasterOptions {
     pub state_watch_interval: Duration,
     /// Packets queued for one connection before it is considered stuck and closed (1024).
     pub outbox_capacity: usize,
+    /// How many times to try creating the location node while another tmaster's node exists
+    /// (`heron.tmanager.establish.retry.times`, 30).
+    pub establish_retry_times: u32,
+    /// The wait between those tries (`heron.tmanager.establish.retry.interval.sec`, 1 s).
+    pub establish_retry_interval: Duration,
 }
+
+/// The ZooKeeper session timeout the tmaster asks for unless its spec sets one: 10 s instead
+/// of Heron's 30 s. A crashed tmaster's ephemeral location node lives until its session times
+/// out, and its restarted successor waits for that (retrying 30 × 1 s), so a shorter session
+/// makes the successor take over within the retry budget. The cost: a tmaster cut off from
+/// ZooKeeper for more than 10 s loses its node and exits (the executor restarts it).
+pub const TMASTER_ZK_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for TmasterOptions {
     fn default() -> Self {
@@ -52,6 +66,8 @@ impl Default for TmasterOptions {
             packing_plan_attempts: 30,
             state_watch_interval: Duration::from_secs(1),
             outbox_capacity: 1024,
+            establish_retry_times: 30,
+            establish_retry_interval: Duration::from_secs(1),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! plan. Every connection task feeds it events through one queue, so the state machines need
 //! no locks.
 
+use crate::controller;
+use crate::http::Answer;
 use crate::metrics::MetricsStore;
 use crate::registry::{ConnId, PlanStep, Publish, Registry};
 use crate::TmasterError;
@@ -15,12 +17,13 @@ use heron_proto::tmanager::{
     TManagerLocation,
 };
 use heron_proto::{Message, Name, ReqId};
-use heron_statemgr::{StateDir, StateManager, StateManagerExt};
+use heron_statemgr::{NodeEvent, StateDir, StateError, StateManager, StateManagerExt};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
 /// A decoded message the tmaster handles.
@@ -51,6 +54,14 @@ pub(crate) enum Event {
     },
     /// The connection is gone.
     Closed { conn: ConnId },
+    /// A watched node changed (`tmanagers` or `packingplans`), or the session ended.
+    State { dir: StateDir, event: NodeEvent },
+    /// A controller HTTP request (`/activate`, ...); the answer goes to `reply`.
+    Control {
+        path: String,
+        query: Vec<(String, String)>,
+        reply: oneshot::Sender<Answer>,
+    },
 }
 
 struct Conn {
@@ -60,7 +71,7 @@ struct Conn {
 
 /// The core state.
 pub(crate) struct Core {
-    state: Box<dyn StateManager>,
+    state: Arc<dyn StateManager>,
     location: TManagerLocation,
     packing_plan_bytes: Vec<u8>,
     registry: Registry,
@@ -70,7 +81,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(
-        state: Box<dyn StateManager>,
+        state: Arc<dyn StateManager>,
         location: TManagerLocation,
         packing_plan_bytes: Vec<u8>,
         registry: Registry,
@@ -83,6 +94,12 @@ impl Core {
             metrics: MetricsStore::new(),
             conns: HashMap::new(),
         }
+    }
+
+    /// Publishes into `metrics` (shared with the stats server) instead of a private store.
+    pub(crate) fn with_metrics(mut self, metrics: MetricsStore) -> Core {
+        self.metrics = metrics;
+        self
     }
 
     fn topology(&self) -> &str {
@@ -115,6 +132,11 @@ impl Core {
                 self.conns.insert(conn, Conn { peer, outbox });
             }
             Event::Closed { conn } => self.close(conn, "connection closed"),
+            Event::State { dir, event } => self.state_event(dir, event)?,
+            Event::Control { path, query, reply } => {
+                let answer = self.control(&path, &query)?;
+                let _ = reply.send(answer);
+            }
             Event::Request {
                 conn,
                 reqid,
@@ -164,6 +186,8 @@ impl Core {
             warn!(stmgr = %id, old_conn = old, "replacing a registration whose heartbeats timed out; closing its connection");
             self.conns.remove(&old);
         }
+        self.metrics
+            .set_registration(self.registry.registered(), self.registry.absent());
         match outcome.plan {
             PlanStep::Waiting => {
                 let absent = self.registry.absent();
@@ -200,6 +224,41 @@ impl Core {
             self.push(conn, bytes.clone());
         }
         Ok(())
+    }
+
+    /// A controller request: check it, apply it to the current plan, write the new plan and
+    /// push it (Heron's TManager controller semantics, see [`controller`]).
+    fn control(&mut self, path: &str, query: &[(String, String)]) -> Result<Answer, TmasterError> {
+        let refused = |r: controller::Refusal| {
+            warn!(path, reason = %r, "controller request refused");
+            Answer {
+                status: r.http,
+                body: r.to_string(),
+            }
+        };
+        let command = match controller::parse(path, query, &self.location.topology_id) {
+            Ok(c) => c,
+            Err(r) => return Ok(refused(r)),
+        };
+        let Some(current) = self.registry.pplan() else {
+            return Ok(Answer {
+                status: 500,
+                body: "the tmaster has no physical plan yet; retry once every stream manager \
+                       registered"
+                    .into(),
+            });
+        };
+        let plan = match controller::apply(current, &command) {
+            Ok(p) => p,
+            Err(r) => return Ok(refused(r)),
+        };
+        info!(topology = %self.topology(), ?command, state = plan.topology.state, "controller request");
+        let publish = self.registry.replace_pplan(plan);
+        self.publish(publish)?;
+        Ok(Answer {
+            status: 200,
+            body: format!("{path}: done\n"),
+        })
     }
 
     /// Records a heartbeat. The tmaster's own clock times registrations out; the stmgr's
@@ -240,6 +299,8 @@ impl Core {
     fn close(&mut self, conn: ConnId, why: &str) {
         let peer = self.conns.remove(&conn).map(|c| c.peer);
         if let Some(id) = self.registry.disconnect(conn) {
+            self.metrics
+                .set_registration(self.registry.registered(), self.registry.absent());
             warn!(
                 peer = ?peer,
                 stmgr = %id,
@@ -250,12 +311,41 @@ impl Core {
         }
     }
 
+    /// A watch event: our location must still be there and name us, the session must live,
+    /// and the packing plan must be the one we run (see [`Core::watch_state`]).
+    fn state_event(&mut self, dir: StateDir, event: NodeEvent) -> Result<(), TmasterError> {
+        let name = self.topology().to_string();
+        match (dir, event) {
+            (_, NodeEvent::SessionLost) => Err(TmasterError::SessionLost(name)),
+            (StateDir::TManagers, NodeEvent::Changed(None)) => {
+                Err(TmasterError::LocationLost(name))
+            }
+            (StateDir::TManagers, NodeEvent::Changed(Some(bytes))) => {
+                match TManagerLocation::decode(&bytes[..]) {
+                    Ok(l) if l == self.location => Ok(()),
+                    _ => Err(TmasterError::LocationTaken(name)),
+                }
+            }
+            (StateDir::PackingPlans, NodeEvent::Changed(now)) => {
+                if now.as_deref() == Some(&self.packing_plan_bytes[..]) {
+                    return Ok(());
+                }
+                if let Err(e) = self.state.delete(StateDir::PPlans, &name) {
+                    warn!(topology = %name, error = %e, "cannot delete the physical plan");
+                }
+                Err(TmasterError::PackingPlanChanged(name))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Our location node must still name us, and the packing plan must not have changed (an
     /// update): then the pplan is deleted and the tmaster exits to be restarted with it.
     fn watch_state(&mut self) -> Result<(), TmasterError> {
         let name = self.topology().to_string();
         match self.state.get_tmanager_location(&name) {
             Ok(None) => return Err(TmasterError::LocationLost(name)),
+            Err(StateError::SessionExpired { .. }) => return Err(TmasterError::SessionLost(name)),
             Ok(Some(l)) if l != self.location => return Err(TmasterError::LocationTaken(name)),
             Ok(Some(_)) => {}
             Err(e) => warn!(topology = %name, error = %e, "cannot read our location node"),

@@ -46,6 +46,21 @@ pub enum TmasterError {
     /// Our location node is gone (the topology was killed).
     #[error("tmanagers/{0} was deleted")]
     LocationLost(String),
+    /// Another tmaster's location node stayed in place through every retry.
+    #[error(
+        "tmanagers/{topology} still exists after {attempts} attempts: another tmaster of this \
+         topology is running (or a crashed one's ZooKeeper session has not expired yet)"
+    )]
+    LocationExists {
+        /// The topology.
+        topology: String,
+        /// How many times we tried.
+        attempts: u32,
+    },
+    /// The state manager's session ended (ZooKeeper session expired): our ephemeral location
+    /// node is gone with it.
+    #[error("the state manager session of {0} ended; tmanagers/{0} went with it")]
+    SessionLost(String),
     /// Another tmaster wrote its location over ours.
     #[error("tmanagers/{0} now names another tmaster")]
     LocationTaken(String),

@@ -1,17 +1,25 @@
 //! The topology master (Heron's TManager): the one process per topology that the stream
 //! managers register with.
 //!
-//! [`run`] reads `packingplans/<topology>` and `topologies/<topology>` from the local
-//! file-system state manager, binds the binary Heron protocol server, advertises itself in the
-//! ephemeral `tmanagers/<topology>` node, waits for every `stmgr-<container>` of the packing
-//! plan to register, builds the physical plan, writes it to `pplans/<topology>` and pushes it
-//! to every stream manager (`NewPhysicalPlanMessage`). It answers heartbeats, keeps the latest
-//! published metrics in memory, rebuilds and re-pushes the plan when a stream manager comes
-//! back, and exits (returns an error) when its location node is deleted or taken over, or when
-//! the packing plan changes.
+//! [`run`] opens the state manager its config names (local file system or ZooKeeper), reads
+//! `packingplans/<topology>` and `topologies/<topology>`, binds the binary Heron protocol
+//! server, advertises itself in the ephemeral `tmanagers/<topology>` node, waits for every
+//! `stmgr-<container>` of the packing plan to register, builds the physical plan, writes it
+//! to `pplans/<topology>` and pushes it to every stream manager (`NewPhysicalPlanMessage`).
+//! It answers heartbeats, keeps the latest published metrics in memory, rebuilds and re-pushes the plan when a stream manager comes
+//! back, and exits (returns an error) when its location node is deleted or taken over, when
+//! its state-manager session ends, or when the packing plan changes (watched, see
+//! `state_watch`).
 //!
-//! Not served yet: the controller and stats HTTP endpoints. Their ports are advertised in the
-//! location node as configured but nothing is bound on them.
+//! The controller HTTP endpoint on `controller_port` serves `/activate`, `/deactivate` and
+//! `/runtime_config/update` ([`controller`]). If another tmaster's location node exists, it
+//! retries (`heron.tmanager.establish.retry.times` × interval) before giving up; on ZooKeeper
+//! its session timeout is [`TMASTER_ZK_SESSION_TIMEOUT`] unless the spec sets one, so a crashed
+//! predecessor's node expires within that budget.
+//!
+//! Published metrics go to a time series store ([`metrics`], 1-s buckets) that the stats
+//! HTTP server on `stats_port` ([`stats`]: `/stats`, `/exceptions`, `/exceptionsummary`,
+//! `/stmgrsregistrationsummary`, protobuf over POST) serves to the tracker.
 //!
 //! Layout: [`registry`] (registration state machine) and [`pplan`] (plan building) and
 //! [`metrics`] are pure and synchronous; the socket code is in private modules.
@@ -20,20 +28,25 @@
 
 mod config;
 mod connection;
+pub mod controller;
 mod core;
 mod error;
+mod http;
 pub mod metrics;
 pub mod pplan;
 pub mod registry;
 mod server;
 mod startup;
+mod state_watch;
+pub mod stats;
 
-pub use config::{TmasterConfig, TmasterOptions};
+pub use config::{TmasterConfig, TmasterOptions, TMASTER_ZK_SESSION_TIMEOUT};
 pub use error::TmasterError;
 
 use heron_proto::tmanager::TManagerLocation;
 use heron_proto::HeronCodec;
-use heron_statemgr::LocalFsStateManager;
+use heron_statemgr::{StateManager, StateManagerSpec, DEFAULT_ZK_TIMEOUT};
+use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tracing::info;
@@ -49,8 +62,8 @@ pub fn run_with_options(
     config: TmasterConfig,
     options: TmasterOptions,
 ) -> Result<(), TmasterError> {
-    let state = LocalFsStateManager::new(&config.state_root);
-    let loaded = startup::load(&state, &config, &options)?;
+    let state = open_state(&config.state_manager)?;
+    let loaded = startup::load(&*state, &config, &options)?;
     info!(
         topology = %config.topology_name,
         stmgrs = ?loaded.expected_stmgrs,
@@ -68,7 +81,7 @@ pub fn run_with_options(
 async fn serve(
     config: TmasterConfig,
     options: TmasterOptions,
-    state: LocalFsStateManager,
+    state: Arc<dyn StateManager>,
     loaded: startup::Loaded,
 ) -> Result<(), TmasterError> {
     let addr = format!("{}:{}", config.host, config.server_port);
@@ -80,15 +93,31 @@ async fn serve(
         .await
         .map_err(bind_err)?;
     let server_port = listener.local_addr().map_err(bind_err)?.port();
+    let ctl_addr = format!("{}:{}", config.host, config.controller_port);
+    let controller = TcpListener::bind((config.host.as_str(), config.controller_port))
+        .await
+        .map_err(|source| TmasterError::Bind {
+            addr: ctl_addr.clone(),
+            source,
+        })?;
+    let controller_port = controller
+        .local_addr()
+        .map_err(|source| TmasterError::Bind {
+            addr: ctl_addr,
+            source,
+        })?
+        .port();
+    let metrics = metrics::MetricsStore::new();
+    let (stats, stats_port) = stats::start(&config.host, config.stats_port, metrics.clone()).await;
     let location = TManagerLocation {
         topology_name: config.topology_name.clone(),
         topology_id: config.topology_id.clone(),
         host: config.host.clone(),
-        controller_port: i32::from(config.controller_port),
+        controller_port: i32::from(controller_port),
         server_port: i32::from(server_port),
-        stats_port: Some(i32::from(config.stats_port)),
+        stats_port: Some(i32::from(stats_port)),
     };
-    startup::advertise(&state, &location)?;
+    startup::advertise(&*state, &location, &options).await?;
 
     let registry = registry::Registry::new(
         loaded.topology,
@@ -98,6 +127,8 @@ async fn serve(
         options.stmgr_state_timeout,
     );
     let (events_tx, events) = mpsc::channel(1024);
+    let control = tokio::spawn(http::serve(controller, events_tx.clone()));
+    state_watch::spawn(&state, &config.topology_name, &events_tx);
     let server = tokio::spawn(server::accept_loop(
         listener,
         events_tx,
@@ -105,28 +136,51 @@ async fn serve(
         options.outbox_capacity,
     ));
     let core = core::Core::new(
-        Box::new(state.clone()),
+        state.clone(),
         location.clone(),
         loaded.packing_plan_bytes,
         registry,
-    );
+    )
+    .with_metrics(metrics);
     let result = core.run(events, options.state_watch_interval).await;
     server.abort();
+    if let Some(stats) = stats {
+        stats.abort();
+    }
+    control.abort();
     if !matches!(
         result,
-        Err(TmasterError::LocationLost(_) | TmasterError::LocationTaken(_))
+        Err(TmasterError::LocationLost(_)
+            | TmasterError::LocationTaken(_)
+            | TmasterError::SessionLost(_))
     ) {
-        startup::withdraw(&state, &location);
+        startup::withdraw(&*state, &location);
     }
     match &result {
         // The topology was killed, or is being updated: expected ways to stop.
         Err(
             e @ (TmasterError::LocationLost(_)
             | TmasterError::LocationTaken(_)
+            | TmasterError::SessionLost(_)
             | TmasterError::PackingPlanChanged(_)),
         ) => tracing::warn!(topology = %config.topology_name, reason = %e, "tmaster stopping"),
         Err(e) => tracing::error!(topology = %config.topology_name, error = %e, "tmaster stopping"),
         Ok(()) => {}
     }
     result
+}
+
+/// Opens the state manager; on ZooKeeper with the default session timeout, asks for
+/// [`TMASTER_ZK_SESSION_TIMEOUT`] instead.
+fn open_state(spec: &StateManagerSpec) -> Result<Arc<dyn StateManager>, TmasterError> {
+    let mut spec = spec.clone();
+    if let StateManagerSpec::ZooKeeper(c) = &mut spec {
+        if c.session_timeout == DEFAULT_ZK_TIMEOUT {
+            c.session_timeout = TMASTER_ZK_SESSION_TIMEOUT;
+        }
+    }
+    spec.open().map_err(|source| TmasterError::State {
+        what: format!("opening {spec}"),
+        source,
+    })
 }

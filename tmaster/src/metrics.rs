@@ -1,32 +1,159 @@
-//! The latest metric values and exceptions published to the tmaster (pure, in memory).
+//! The metrics published to the tmaster, as time series (pure, in memory).
 //!
-//! Metrics managers send `heron.proto.tmanager.PublishMetrics`; this keeps, per component →
-//! instance → metric name, the value with the newest timestamp, and the latest exceptions.
-//! The stats endpoint (a later issue) reads from here.
+//! Publishers send `heron.proto.tmanager.PublishMetrics`. The store keeps, per component →
+//! instance → metric name, a ring of [`BUCKET_SECS`]-second buckets covering
+//! [`RETENTION_SECS`] (Heron keeps 60-s buckets; ours are short so that a page moves while
+//! you watch), plus the stmgrs' registration summary and the latest exceptions. A value is
+//! put in the bucket of its arrival time. How a bucket folds its values depends on the
+//! metric ([`Aggregation::of`]): counts add up, latencies average, gauges keep the last.
+//!
+//! [`MetricsStore`] is a cheap handle (`Clone` shares the store): the tmaster's event loop
+//! publishes into it and the stats HTTP server ([`crate::stats`]) reads from it. Each call
+//! takes the lock once, for one message or one query.
 
 use heron_proto::tmanager::{PublishMetrics, TmanagerExceptionLog};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Heron's bound on stored exceptions (`heron.tmanager.metrics.collector.maximum.exception`).
 pub const MAX_EXCEPTIONS: usize = 256;
+/// Width of one bucket, in seconds.
+pub const BUCKET_SECS: i64 = 1;
+/// How far back buckets are kept, in seconds.
+pub const RETENTION_SECS: i64 = 30 * 60;
 
-/// One stored metric value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MetricValue {
-    /// The value as published (Heron sends numbers as strings).
-    pub value: String,
-    /// The publisher's timestamp.
-    pub timestamp: i64,
+/// How the values of one bucket (and of a range of buckets) fold into one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aggregation {
+    /// Counts: the sum.
+    Sum,
+    /// Latencies: the mean.
+    Avg,
+    /// Gauges: the last value.
+    Last,
 }
 
-/// Metric name → value.
-pub type InstanceMetrics = BTreeMap<String, MetricValue>;
+impl Aggregation {
+    /// Heron's aggregation for a metric name (metrics_sinks.yaml): counts and time spent in
+    /// back pressure add up, latencies average, anything else keeps the last value.
+    pub fn of(name: &str) -> Aggregation {
+        let base = name.split('/').next().unwrap_or(name);
+        if base.contains("latency") {
+            Aggregation::Avg
+        } else if base.ends_with("-count")
+            || name.contains("time_spent_back_pressure")
+            || base.contains("tuples")
+            || base.contains("bytes")
+        {
+            Aggregation::Sum
+        } else {
+            Aggregation::Last
+        }
+    }
+}
 
-/// The metrics store.
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    start: i64,
+    sum: f64,
+    count: u32,
+    last: f64,
+}
+
+/// The buckets of one metric of one instance.
+#[derive(Debug)]
+struct Series {
+    agg: Aggregation,
+    buckets: VecDeque<Bucket>,
+    /// Sum of every value ever received (for counters), or the last value.
+    total: f64,
+}
+
+impl Series {
+    fn add(&mut self, at: i64, v: f64) {
+        let start = at - at.rem_euclid(BUCKET_SECS);
+        match self.buckets.back_mut() {
+            Some(b) if b.start == start => {
+                b.sum += v;
+                b.count += 1;
+                b.last = v;
+            }
+            // A late value for an older bucket is folded into the newest one.
+            Some(b) if b.start > start => {
+                b.sum += v;
+                b.count += 1;
+            }
+            _ => self.buckets.push_back(Bucket {
+                start,
+                sum: v,
+                count: 1,
+                last: v,
+            }),
+        }
+        while self
+            .buckets
+            .front()
+            .is_some_and(|b| b.start < start - RETENTION_SECS)
+        {
+            self.buckets.pop_front();
+        }
+        self.total = match self.agg {
+            Aggregation::Sum => self.total + v,
+            _ => v,
+        };
+    }
+
+    fn fold<'a>(&self, it: impl Iterator<Item = &'a Bucket>) -> Option<f64> {
+        let (mut sum, mut count, mut last) = (0.0, 0u32, None);
+        for b in it {
+            sum += b.sum;
+            count += b.count;
+            last = Some(b.last);
+        }
+        last?;
+        Some(match self.agg {
+            Aggregation::Sum => sum,
+            Aggregation::Avg => sum / f64::from(count.max(1)),
+            Aggregation::Last => last.unwrap_or(0.0),
+        })
+    }
+
+    fn in_range(&self, range: Range) -> impl Iterator<Item = &Bucket> {
+        self.buckets
+            .iter()
+            .filter(move |b| range.is_none_or(|(s, e)| b.start >= s && b.start <= e))
+    }
+}
+
+/// A closed range of unix seconds; `None` is everything.
+pub type Range = Option<(i64, i64)>;
+
+/// Query results: metric → instance → value.
+pub type Values = BTreeMap<String, BTreeMap<String, f64>>;
+/// Query results: metric → instance → bucket start (unix s) → value.
+pub type Timeline = BTreeMap<String, BTreeMap<String, BTreeMap<i64, f64>>>;
+
 #[derive(Debug, Default)]
-pub struct MetricsStore {
-    values: BTreeMap<String, BTreeMap<String, InstanceMetrics>>,
+struct Inner {
+    series: BTreeMap<String, BTreeMap<String, BTreeMap<String, Series>>>,
     exceptions: VecDeque<TmanagerExceptionLog>,
+    registered: Vec<String>,
+    absent: Vec<String>,
+}
+
+/// The metrics store (a shared handle).
+#[derive(Clone, Debug, Default)]
+pub struct MetricsStore {
+    inner: Arc<Mutex<Inner>>,
+}
+
+/// Unix time in seconds.
+pub fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 impl MetricsStore {
@@ -35,138 +162,151 @@ impl MetricsStore {
         MetricsStore::default()
     }
 
-    /// Records a `PublishMetrics` message. A value replaces the stored one unless the stored
-    /// one has a newer timestamp. An exception replaces the stored one of the same component,
-    /// instance and stack trace; beyond [`MAX_EXCEPTIONS`] the oldest go.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a `PublishMetrics` message that arrived now.
     pub fn publish(&mut self, msg: PublishMetrics) {
+        self.publish_at(msg, now_secs());
+    }
+
+    /// Records a `PublishMetrics` message that arrived at `now` (unix s). Values that do not
+    /// parse as numbers are ignored. An exception replaces the stored one of the same
+    /// component, instance and stack trace; beyond [`MAX_EXCEPTIONS`] the oldest go.
+    pub fn publish_at(&self, msg: PublishMetrics, now: i64) {
+        let mut inner = self.lock();
         for m in msg.metrics {
-            let slot = self
-                .values
+            let Ok(v) = m.value.trim().parse::<f64>() else {
+                continue;
+            };
+            let agg = Aggregation::of(&m.name);
+            inner
+                .series
                 .entry(m.component_name)
                 .or_default()
                 .entry(m.instance_id)
                 .or_default()
-                .entry(m.name);
-            let new = MetricValue {
-                value: m.value,
-                timestamp: m.timestamp,
-            };
-            match slot {
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(new);
-                }
-                std::collections::btree_map::Entry::Occupied(mut o) => {
-                    if o.get().timestamp <= new.timestamp {
-                        o.insert(new);
-                    }
-                }
-            }
+                .entry(m.name)
+                .or_insert_with(|| Series {
+                    agg,
+                    buckets: VecDeque::new(),
+                    total: 0.0,
+                })
+                .add(now, v);
         }
         for e in msg.exceptions {
-            self.exceptions.retain(|x| {
+            inner.exceptions.retain(|x| {
                 !(x.component_name == e.component_name
                     && x.instance_id == e.instance_id
                     && x.stacktrace == e.stacktrace)
             });
-            self.exceptions.push_back(e);
-            while self.exceptions.len() > MAX_EXCEPTIONS {
-                self.exceptions.pop_front();
+            inner.exceptions.push_back(e);
+            while inner.exceptions.len() > MAX_EXCEPTIONS {
+                inner.exceptions.pop_front();
             }
         }
     }
 
-    /// One metric of one instance.
-    pub fn get(&self, component: &str, instance: &str, metric: &str) -> Option<&MetricValue> {
-        self.values.get(component)?.get(instance)?.get(metric)
+    /// Records which stream managers are registered and which are absent.
+    pub fn set_registration(&self, registered: Vec<String>, absent: Vec<String>) {
+        let mut inner = self.lock();
+        inner.registered = registered;
+        inner.absent = absent;
     }
 
-    /// Every instance of a component, with its metrics.
-    pub fn component(&self, component: &str) -> Option<&BTreeMap<String, InstanceMetrics>> {
-        self.values.get(component)
+    /// The registered and the absent stream managers.
+    pub fn registration(&self) -> (Vec<String>, Vec<String>) {
+        let inner = self.lock();
+        (inner.registered.clone(), inner.absent.clone())
     }
 
-    /// The stored exceptions, oldest first.
-    pub fn exceptions(&self) -> impl Iterator<Item = &TmanagerExceptionLog> {
-        self.exceptions.iter()
+    /// The components that published anything.
+    pub fn components(&self) -> Vec<String> {
+        self.lock().series.keys().cloned().collect()
     }
+
+    /// Folds the buckets in `range` per metric and instance of `component`; `instances` and
+    /// `metrics` empty mean all. With `range == None` counters give their total since the
+    /// tmaster started (not only what is still in the ring).
+    pub fn values(
+        &self,
+        component: &str,
+        instances: &[String],
+        metrics: &[String],
+        range: Range,
+    ) -> Values {
+        let inner = self.lock();
+        let mut out = Values::new();
+        for (inst, per_metric) in selected(&inner, component, instances) {
+            for (name, series) in per_metric {
+                if !metrics.is_empty() && !metrics.contains(name) {
+                    continue;
+                }
+                let v = match range {
+                    None => Some(series.total),
+                    Some(_) => series.fold(series.in_range(range)),
+                };
+                if let Some(v) = v {
+                    out.entry(name.clone()).or_default().insert(inst.clone(), v);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every bucket in `range` per metric and instance of `component`.
+    pub fn timeline(
+        &self,
+        component: &str,
+        instances: &[String],
+        metrics: &[String],
+        range: Range,
+    ) -> Timeline {
+        let inner = self.lock();
+        let mut out = Timeline::new();
+        for (inst, per_metric) in selected(&inner, component, instances) {
+            for (name, series) in per_metric {
+                if !metrics.is_empty() && !metrics.contains(name) {
+                    continue;
+                }
+                let points: BTreeMap<i64, f64> = series
+                    .in_range(range)
+                    .filter_map(|b| Some((b.start, series.fold(std::iter::once(b))?)))
+                    .collect();
+                out.entry(name.clone())
+                    .or_default()
+                    .insert(inst.clone(), points);
+            }
+        }
+        out
+    }
+
+    /// The stored exceptions of `component` (all components if empty) and `instances` (all if
+    /// empty), oldest first.
+    pub fn exceptions(&self, component: &str, instances: &[String]) -> Vec<TmanagerExceptionLog> {
+        self.lock()
+            .exceptions
+            .iter()
+            .filter(|e| component.is_empty() || e.component_name == component)
+            .filter(|e| instances.is_empty() || instances.contains(&e.instance_id))
+            .cloned()
+            .collect()
+    }
+}
+
+fn selected<'a>(
+    inner: &'a Inner,
+    component: &str,
+    instances: &'a [String],
+) -> impl Iterator<Item = (&'a String, &'a BTreeMap<String, Series>)> {
+    inner
+        .series
+        .get(component)
+        .into_iter()
+        .flatten()
+        .filter(move |(i, _)| instances.is_empty() || instances.contains(i))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use heron_proto::tmanager::MetricDatum;
-
-    fn datum(comp: &str, inst: &str, name: &str, value: &str, ts: i64) -> MetricDatum {
-        MetricDatum {
-            component_name: comp.into(),
-            instance_id: inst.into(),
-            name: name.into(),
-            value: value.into(),
-            timestamp: ts,
-        }
-    }
-
-    fn exception(inst: &str, trace: &str, count: i32) -> TmanagerExceptionLog {
-        TmanagerExceptionLog {
-            component_name: "c".into(),
-            hostname: "h".into(),
-            instance_id: inst.into(),
-            stacktrace: trace.into(),
-            lasttime: "1".into(),
-            firsttime: "0".into(),
-            count,
-            logging: None,
-        }
-    }
-
-    #[test]
-    fn keeps_the_newest_value_per_metric() {
-        let mut s = MetricsStore::new();
-        s.publish(PublishMetrics {
-            metrics: vec![
-                datum("word", "i1", "__emit-count/default", "5", 10),
-                datum("word", "i2", "__emit-count/default", "7", 10),
-            ],
-            exceptions: vec![],
-        });
-        s.publish(PublishMetrics {
-            metrics: vec![
-                datum("word", "i1", "__emit-count/default", "9", 20),
-                datum("word", "i2", "__emit-count/default", "1", 5),
-            ],
-            exceptions: vec![],
-        });
-        assert_eq!(
-            s.get("word", "i1", "__emit-count/default").unwrap().value,
-            "9"
-        );
-        assert_eq!(
-            s.get("word", "i2", "__emit-count/default").unwrap().value,
-            "7"
-        );
-        assert_eq!(s.component("word").unwrap().len(), 2);
-        assert!(s.get("word", "i3", "__emit-count/default").is_none());
-    }
-
-    #[test]
-    fn exceptions_are_deduplicated_and_bounded() {
-        let mut s = MetricsStore::new();
-        s.publish(PublishMetrics {
-            metrics: vec![],
-            exceptions: vec![exception("i1", "boom", 1), exception("i1", "boom", 3)],
-        });
-        assert_eq!(s.exceptions().map(|e| e.count).collect::<Vec<_>>(), vec![3]);
-        let many = (0..MAX_EXCEPTIONS + 10)
-            .map(|n| exception("i2", &format!("t{n}"), 1))
-            .collect();
-        s.publish(PublishMetrics {
-            metrics: vec![],
-            exceptions: many,
-        });
-        assert_eq!(s.exceptions().count(), MAX_EXCEPTIONS);
-        assert_eq!(
-            s.exceptions().last().unwrap().stacktrace,
-            format!("t{}", MAX_EXCEPTIONS + 9)
-        );
-    }
-}
+mod tests;

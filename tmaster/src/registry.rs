@@ -230,6 +230,16 @@ impl Registry {
             .collect()
     }
 
+    /// Replaces the current plan (a controller change: state or runtime config) and returns
+    /// it with every registered stmgr as recipient.
+    pub fn replace_pplan(&mut self, pplan: PhysicalPlan) -> Publish {
+        self.pplan = Some(pplan.clone());
+        Publish {
+            pplan,
+            recipients: self.registered.values().map(|r| r.conn).collect(),
+        }
+    }
+
     /// The current physical plan.
     pub fn pplan(&self) -> Option<&PhysicalPlan> {
         self.pplan.as_ref()

@@ -173,15 +173,40 @@ fn validate_packing_plan(
     Ok((stmgrs, instances))
 }
 
-/// Writes our ephemeral location node.
-pub fn advertise(
+/// Creates our ephemeral location node. While another tmaster's node exists (a live one, or
+/// a crashed one whose ZooKeeper session has not timed out yet) it retries
+/// `options.establish_retry_times` times, `options.establish_retry_interval` apart, then
+/// gives up with [`TmasterError::LocationExists`].
+pub async fn advertise(
     state: &dyn StateManager,
     location: &TManagerLocation,
+    options: &TmasterOptions,
 ) -> Result<(), TmasterError> {
     let name = &location.topology_name;
-    state
-        .create(StateDir::TManagers, name, &location.encode_to_vec(), true)
-        .map_err(state_err(format!("writing tmanagers/{name}")))?;
+    let attempts = options.establish_retry_times.max(1);
+    let mut attempt = 1;
+    loop {
+        match state.create(StateDir::TManagers, name, &location.encode_to_vec(), true) {
+            Ok(()) => break,
+            Err(StateError::AlreadyExists { .. }) if attempt < attempts => {
+                info!(
+                    topology = %name,
+                    attempt,
+                    "tmanagers/{name} exists (another tmaster, or one whose session has not \
+                     expired yet); retrying"
+                );
+                attempt += 1;
+                tokio::time::sleep(options.establish_retry_interval).await;
+            }
+            Err(StateError::AlreadyExists { .. }) => {
+                return Err(TmasterError::LocationExists {
+                    topology: name.clone(),
+                    attempts,
+                })
+            }
+            Err(e) => return Err(state_err(format!("writing tmanagers/{name}"))(e)),
+        }
+    }
     info!(
         topology = %name,
         host = %location.host,

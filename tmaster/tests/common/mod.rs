@@ -110,7 +110,7 @@ impl Fixture {
         let config = TmasterConfig {
             topology_name: NAME.into(),
             topology_id: ID.into(),
-            state_root: state.root().to_path_buf(),
+            state_manager: heron_statemgr::StateManagerSpec::Local(state.root().to_path_buf()),
             host: "127.0.0.1".into(),
             server_port: free_port(),
             controller_port: free_port(),

@@ -1,0 +1,125 @@
+use super::*;
+use heron_proto::tmanager::MetricDatum;
+
+fn datum(comp: &str, inst: &str, name: &str, value: &str) -> MetricDatum {
+    MetricDatum {
+        component_name: comp.into(),
+        instance_id: inst.into(),
+        name: name.into(),
+        value: value.into(),
+        timestamp: 0,
+    }
+}
+
+fn msg(metrics: Vec<MetricDatum>) -> PublishMetrics {
+    PublishMetrics {
+        metrics,
+        exceptions: vec![],
+    }
+}
+
+fn exception(inst: &str, trace: &str, count: i32) -> TmanagerExceptionLog {
+    TmanagerExceptionLog {
+        component_name: "c".into(),
+        hostname: "h".into(),
+        instance_id: inst.into(),
+        stacktrace: trace.into(),
+        lasttime: "1".into(),
+        firsttime: "0".into(),
+        count,
+        logging: None,
+    }
+}
+
+#[test]
+fn aggregation_follows_heron_names() {
+    assert_eq!(Aggregation::of("__emit-count/default"), Aggregation::Sum);
+    assert_eq!(
+        Aggregation::of("__complete-latency/default"),
+        Aggregation::Avg
+    );
+    assert_eq!(
+        Aggregation::of("__server/__time_spent_back_pressure_initiated"),
+        Aggregation::Sum
+    );
+    assert_eq!(Aggregation::of("__jvm-uptime-secs"), Aggregation::Last);
+}
+
+#[test]
+fn counts_add_up_per_bucket_and_in_total() {
+    let s = MetricsStore::new();
+    let e = "__emit-count/default".to_string();
+    s.publish_at(
+        msg(vec![
+            datum("word", "i1", &e, "5"),
+            datum("word", "i2", &e, "7"),
+        ]),
+        100,
+    );
+    s.publish_at(msg(vec![datum("word", "i1", &e, "3")]), 100);
+    s.publish_at(msg(vec![datum("word", "i1", &e, "4")]), 102);
+    s.publish_at(
+        msg(vec![datum("word", "i1", "__execute-latency/default", "x")]),
+        102,
+    );
+    let all = s.values("word", &[], &[], None);
+    assert_eq!(all[&e]["i1"], 12.0);
+    assert_eq!(all[&e]["i2"], 7.0);
+    assert!(!all.contains_key("__execute-latency/default"));
+    let recent = s.values(
+        "word",
+        &["i1".into()],
+        std::slice::from_ref(&e),
+        Some((101, 200)),
+    );
+    assert_eq!(recent[&e].len(), 1);
+    assert_eq!(recent[&e]["i1"], 4.0);
+    let tl = s.timeline("word", &[], std::slice::from_ref(&e), None);
+    assert_eq!(
+        tl[&e]["i1"]
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect::<Vec<_>>(),
+        vec![(100, 8.0), (102, 4.0)]
+    );
+    assert!(s.values("nope", &[], &[], None).is_empty());
+}
+
+#[test]
+fn latencies_average_and_old_buckets_go() {
+    let s = MetricsStore::new();
+    let l = "__execute-latency/default";
+    s.publish_at(
+        msg(vec![datum("c", "i", l, "2"), datum("c", "i", l, "4")]),
+        10,
+    );
+    assert_eq!(s.values("c", &[], &[], Some((0, 20)))[l]["i"], 3.0);
+    s.publish_at(msg(vec![datum("c", "i", l, "8")]), 10 + RETENTION_SECS + 5);
+    let tl = s.timeline("c", &[], &[], None);
+    assert_eq!(tl[l]["i"].len(), 1);
+}
+
+#[test]
+fn exceptions_are_deduplicated_and_bounded() {
+    let mut s = MetricsStore::new();
+    s.publish(PublishMetrics {
+        metrics: vec![],
+        exceptions: vec![exception("i1", "boom", 1), exception("i1", "boom", 3)],
+    });
+    let counts: Vec<i32> = s.exceptions("", &[]).iter().map(|e| e.count).collect();
+    assert_eq!(counts, vec![3]);
+    let many = (0..MAX_EXCEPTIONS + 10)
+        .map(|n| exception("i2", &format!("t{n}"), 1))
+        .collect();
+    s.publish(PublishMetrics {
+        metrics: vec![],
+        exceptions: many,
+    });
+    let all = s.exceptions("c", &[]);
+    assert_eq!(all.len(), MAX_EXCEPTIONS);
+    assert_eq!(
+        all.last().unwrap().stacktrace,
+        format!("t{}", MAX_EXCEPTIONS + 9)
+    );
+    assert!(s.exceptions("other", &[]).is_empty());
+}
