@@ -41,6 +41,7 @@ impl Shared<'_> {
                 task = emitter.task_id(),
                 "reported error: {e}"
             );
+            crate::stream_metrics::report_exception(&e.to_string());
         }
         if !emitter.has_output() {
             return Ok(());

@@ -13,7 +13,9 @@ use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
 use heron_proto::system::{Instance, InstanceInfo, StatusCode};
 
 use crate::inbound::{self, InBatch, InMsg};
+use crate::stream_metrics::StreamCounter;
 use crate::{InstanceConfig, InstanceError, RunOptions, MAX_PACKET_SIZE};
+use heron_proto::system::HeronTupleSet2;
 
 /// Bytes the reader asks the socket for at a time.
 const READ_CHUNK: usize = 128 << 10;
@@ -170,13 +172,15 @@ impl Gateway {
         let read_stream = reg.stream.try_clone()?;
         let write_stream = reg.stream.try_clone()?;
         let leftover = reg.leftover;
+        let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
+        let emits = StreamCounter::new(crate::stream_metrics::current(), "emit");
         let reader = thread::Builder::new()
             .name("gateway-reader".into())
-            .spawn(move || reader_loop(read_stream, leftover, in_tx))
+            .spawn(move || reader_loop(read_stream, leftover, in_tx, executes))
             .map_err(InstanceError::Thread)?;
         let writer = thread::Builder::new()
             .name("gateway-writer".into())
-            .spawn(move || writer_loop(write_stream, out_rx))
+            .spawn(move || writer_loop(write_stream, out_rx, emits))
             .map_err(InstanceError::Thread)?;
         Ok(Gateway {
             in_rx,
@@ -207,14 +211,24 @@ impl Gateway {
 /// Reads packets and hands them to the executor one socket read's worth at a time. Stops
 /// (closing the connection) at end of stream, on an error or a malformed packet, or when the
 /// executor is gone. A full in-queue blocks here, which stops reading the socket.
-fn reader_loop(mut stream: TcpStream, mut buf: BytesMut, in_tx: Sender<InBatch>) {
+fn reader_loop(
+    mut stream: TcpStream,
+    mut buf: BytesMut,
+    in_tx: Sender<InBatch>,
+    mut executes: StreamCounter,
+) {
     let codec = HeronCodec::new(MAX_PACKET_SIZE);
     loop {
         let mut batch = InBatch::new();
         loop {
             match codec.decode_packet(&mut buf) {
                 Ok(Some(packet)) => match inbound::decode(&packet) {
-                    Ok(Some(msg)) => batch.push(msg),
+                    Ok(Some(msg)) => {
+                        if let InMsg::Tuples(HeronTupleSet2 { data: Some(d), .. }) = &msg {
+                            executes.add(&d.stream.id, d.tuples.len() as u64);
+                        }
+                        batch.push(msg)
+                    }
                     Ok(None) => {}
                     Err(e) => {
                         tracing::error!(error = %e, "malformed message from the stream manager; closing");
@@ -251,14 +265,16 @@ fn reader_loop(mut stream: TcpStream, mut buf: BytesMut, in_tx: Sender<InBatch>)
 
 /// Writes framed batches, flushing whenever the queue is empty. Stops when the executor
 /// drops its end or on a write error (closing the connection so the reader stops too).
-fn writer_loop(stream: TcpStream, out_rx: Receiver<Bytes>) {
+fn writer_loop(stream: TcpStream, out_rx: Receiver<Bytes>, mut emits: StreamCounter) {
     let closer = stream.try_clone().ok();
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, stream);
     let result = (|| -> std::io::Result<()> {
         while let Ok(chunk) = out_rx.recv() {
             w.write_all(&chunk)?;
+            emits.add_frames(&chunk);
             while let Ok(chunk) = out_rx.try_recv() {
                 w.write_all(&chunk)?;
+                emits.add_frames(&chunk);
             }
             w.flush()?;
         }

@@ -26,6 +26,7 @@ mod gateway;
 mod inbound;
 mod metrics;
 mod spout_loop;
+mod stream_metrics;
 
 pub use metrics::{read_counters, write_counters};
 
@@ -161,6 +162,8 @@ pub fn run_with_options(
     {
         return Err(InstanceError::UnknownComponent(config.component_name));
     }
+    // Per-stream counts, kept by the gateway threads and written with the counters file.
+    let _stream_metrics = stream_metrics::enter();
     let conn = gateway::connect_and_register(&config, &options)?;
     let gateway = gateway::Gateway::start(conn, &options)?;
     let result = executor::run(&config, topology, &options, &gateway);

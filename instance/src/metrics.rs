@@ -11,10 +11,20 @@ use heron_api::EmitterCounters;
 /// Writes `counters` to `<dir>/<instance_id>` atomically (a temporary file renamed over it),
 /// creating `dir` if needed. Lines: `emitted N`, `executed N`, `acked N`, `failed N`.
 pub fn write_counters(dir: &Path, instance_id: &str, counters: &EmitterCounters) -> io::Result<()> {
+    write_counters_with(dir, instance_id, counters, "")
+}
+
+/// [`write_counters`], then `extra` (more `key value` lines, e.g. per-stream counts).
+fn write_counters_with(
+    dir: &Path,
+    instance_id: &str,
+    counters: &EmitterCounters,
+    extra: &str,
+) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".{instance_id}.tmp"));
     let text = format!(
-        "emitted {}\nexecuted {}\nacked {}\nfailed {}\n",
+        "emitted {}\nexecuted {}\nacked {}\nfailed {}\n{extra}",
         counters.emitted, counters.executed, counters.acked, counters.failed
     );
     fs::write(&tmp, text)?;
@@ -52,6 +62,8 @@ pub(crate) struct MetricsWriter {
     interval: Duration,
     next: Instant,
     warned: bool,
+    /// The gateway's per-stream counts (see `stream_metrics`), appended to the file.
+    streams: Option<std::sync::Arc<crate::stream_metrics::StreamMetrics>>,
 }
 
 impl MetricsWriter {
@@ -62,6 +74,7 @@ impl MetricsWriter {
             interval,
             next: Instant::now(),
             warned: false,
+            streams: crate::stream_metrics::current(),
         }
     }
 
@@ -81,7 +94,22 @@ impl MetricsWriter {
     /// Writes now (a failure is logged once).
     pub fn write_now(&mut self, counters: &EmitterCounters) {
         let Some(dir) = &self.dir else { return };
-        if let Err(e) = write_counters(dir, &self.instance_id, counters) {
+        let extra = self.streams.as_ref().map(|s| s.lines()).unwrap_or_default();
+        let exceptions = self
+            .streams
+            .as_ref()
+            .map(|s| s.exception_lines())
+            .unwrap_or_default();
+        let written =
+            write_counters_with(dir, &self.instance_id, counters, &extra).and_then(|()| {
+                if exceptions.is_empty() {
+                    return Ok(());
+                }
+                let tmp = dir.join(format!(".{}.exceptions.tmp", self.instance_id));
+                fs::write(&tmp, exceptions)?;
+                fs::rename(&tmp, dir.join(format!("{}.exceptions", self.instance_id)))
+            });
+        if let Err(e) = written {
             if !self.warned {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot write the counters file");
                 self.warned = true;
