@@ -54,8 +54,11 @@
 //! The same binary can be deployed with the CLI: `heron submit local ./target/release/numbers`,
 //! and stopped with `heron kill local Numbers`.
 
+pub mod tracker;
+
 pub use heron_api::*;
 pub use heron_runtime::{
     cli_main, ctrl_c_flag, run_role_if_requested, Counters, LaunchError, LocalTopology,
     StartupFailure, SubmitRequest, Submitted,
 };
+pub use tracker::start_tracker_for;

@@ -160,7 +160,7 @@ impl LocalTopology {
         let req = KillRequest {
             cluster: s.cluster.clone(),
             role: s.role.clone(),
-            state_root: s.state_root.clone(),
+            state_manager: s.state_manager.clone(),
             home: self.home.clone(),
             ..KillRequest::new(&s.name)
         };

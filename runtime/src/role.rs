@@ -8,6 +8,7 @@ use crate::logging;
 use clap::{Args, Parser, Subcommand};
 use heron_api::{HeronTopology, TopologyError};
 use heron_proto::Message;
+use heron_statemgr::StateManagerSpec;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -135,7 +136,7 @@ enum Role {
         #[command(flatten)]
         ids: TopologyIds,
         #[arg(long)]
-        state_root: PathBuf,
+        state_manager: StateManagerSpec,
         #[arg(long, default_value = "local")]
         cluster: String,
         #[arg(long)]
@@ -150,7 +151,7 @@ enum Role {
         #[command(flatten)]
         ids: TopologyIds,
         #[arg(long)]
-        state_root: PathBuf,
+        state_manager: StateManagerSpec,
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
         #[arg(long)]
@@ -167,7 +168,7 @@ enum Role {
         #[command(flatten)]
         ids: TopologyIds,
         #[arg(long)]
-        state_root: PathBuf,
+        state_manager: StateManagerSpec,
         #[arg(long)]
         stmgr_id: String,
         #[arg(long, default_value = "127.0.0.1")]
@@ -237,7 +238,7 @@ impl Role {
             Role::Executor {
                 shard,
                 ids,
-                state_root,
+                state_manager,
                 cluster,
                 role,
                 environ,
@@ -249,7 +250,7 @@ impl Role {
                     shard,
                     topology_name: ids.topology_name,
                     topology_id: ids.topology_id,
-                    state_root,
+                    state_manager,
                     cluster,
                     role,
                     environ,
@@ -262,7 +263,7 @@ impl Role {
             }
             Role::Tmaster {
                 ids,
-                state_root,
+                state_manager,
                 host,
                 server_port,
                 controller_port,
@@ -272,7 +273,7 @@ impl Role {
                 heron_tmaster::run(heron_tmaster::TmasterConfig {
                     topology_name: ids.topology_name,
                     topology_id: ids.topology_id,
-                    state_root,
+                    state_manager,
                     host,
                     server_port,
                     controller_port,
@@ -282,7 +283,7 @@ impl Role {
             }
             Role::Stmgr {
                 ids,
-                state_root,
+                state_manager,
                 stmgr_id,
                 host,
                 data_port,
@@ -293,7 +294,7 @@ impl Role {
                 heron_stmgr::run(heron_stmgr::StmgrConfig {
                     topology_name: ids.topology_name,
                     topology_id: ids.topology_id,
-                    state_root,
+                    state_manager,
                     stmgr_id,
                     host,
                     data_port,

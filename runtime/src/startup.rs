@@ -4,7 +4,7 @@
 use heron_proto::system::PhysicalPlan;
 use heron_scheduler::process::group_alive;
 use heron_scheduler::{layout, Submitted};
-use heron_statemgr::{LocalFsStateManager, StateManagerExt};
+use heron_statemgr::{StateManager, StateManagerExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -29,7 +29,11 @@ pub fn wait_for_physical_plan(
     sub: &Submitted,
     timeout: Duration,
 ) -> Result<PhysicalPlan, StartupFailure> {
-    let state = LocalFsStateManager::new(&sub.state_root);
+    let state = sub
+        .state_manager
+        .open()
+        .map_err(|e| StartupFailure(format!("cannot open {}: {e}", sub.state_manager)))?;
+    let state = &*state;
     let deadline = Instant::now() + timeout;
     loop {
         if let Ok(Some(plan)) = state.get_physical_plan(&sub.name) {
@@ -46,13 +50,13 @@ pub fn wait_for_physical_plan(
             )));
         }
         if Instant::now() >= deadline {
-            return Err(StartupFailure(diagnose(sub, &state, timeout)));
+            return Err(StartupFailure(diagnose(sub, state, timeout)));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
-fn diagnose(sub: &Submitted, state: &LocalFsStateManager, timeout: Duration) -> String {
+fn diagnose(sub: &Submitted, state: &dyn StateManager, timeout: Duration) -> String {
     let secs = timeout.as_secs();
     match state.get_tmanager_location(&sub.name) {
         Ok(Some(tm)) if tm.topology_id == sub.id => {

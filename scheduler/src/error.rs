@@ -6,9 +6,6 @@ use std::path::PathBuf;
 /// What can go wrong while submitting, killing or running an executor.
 #[derive(Debug, thiserror::Error)]
 pub enum SchedulerError {
-    /// The cluster is not one this scheduler runs.
-    #[error("unknown cluster '{0}': only 'local' is supported")]
-    UnknownCluster(String),
     /// A role, environ or topology name that cannot be used in paths and state nodes.
     #[error("invalid {what} {value:?}: use letters, digits, '-', '_' and '.'")]
     InvalidName {

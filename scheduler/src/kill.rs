@@ -9,7 +9,7 @@ use crate::layout;
 use crate::process::{cmdline, group_members, reap_if_child, stop_groups};
 use crate::submit::{default_role, ExecutorProcess};
 use crate::{SchedulerError, LOCAL_CLUSTER};
-use heron_statemgr::{LocalFsStateManager, StateDir, StateManager, StateManagerExt};
+use heron_statemgr::{StateDir, StateManagerExt, StateManagerSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,12 +18,12 @@ use std::time::Duration;
 pub struct KillRequest {
     /// Topology name.
     pub name: String,
-    /// Cluster; only `local`.
+    /// Cluster (names the working directory).
     pub cluster: String,
     /// Role used when the execution state does not say (the submitting user by default).
     pub role: String,
-    /// Root of the local file-system state manager.
-    pub state_root: PathBuf,
+    /// The state manager holding the topology's nodes.
+    pub state_manager: StateManagerSpec,
     /// Home directory of the working directories.
     pub home: PathBuf,
     /// How long the executors get after SIGTERM before SIGKILL.
@@ -37,7 +37,7 @@ impl KillRequest {
             name: name.into(),
             cluster: LOCAL_CLUSTER.to_string(),
             role: default_role(),
-            state_root: heron_statemgr::default_local_root(LOCAL_CLUSTER),
+            state_manager: StateManagerSpec::default_local(),
             home: heron_statemgr::home_dir(),
             grace: Duration::from_secs(5),
         }
@@ -59,9 +59,6 @@ pub struct KillReport {
 /// pid files, and with [`SchedulerError::Survivors`] (state kept, so kill can be retried)
 /// when processes outlive SIGKILL.
 pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
-    if req.cluster != LOCAL_CLUSTER {
-        return Err(SchedulerError::UnknownCluster(req.cluster.clone()));
-    }
     let name = &req.name;
     if heron_statemgr::validate_name(name).is_err() {
         return Err(SchedulerError::NotFound {
@@ -69,7 +66,7 @@ pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
             cluster: req.cluster.clone(),
         });
     }
-    let state = LocalFsStateManager::new(&req.state_root);
+    let state = req.state_manager.open()?;
     let role = state
         .get_execution_state(name)
         .ok()

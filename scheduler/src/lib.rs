@@ -7,6 +7,7 @@
 //!   leader so its process group is the container.
 //! * [`kill()`](kill::kill) stops the executors' process groups (SIGTERM, then SIGKILL) and
 //!   deletes the topology's state.
+//! * [`restart()`](restart::restart) restarts the processes of one container or all.
 //! * [`executor::run`] is the `executor` role: it starts the container's daemons and
 //!   instances as the same binary and restarts them with backoff when they exit.
 //!
@@ -19,20 +20,25 @@ pub mod executor;
 mod kill;
 pub mod layout;
 pub mod process;
+mod restart;
 mod submit;
 #[cfg(test)]
 mod test_support;
+mod update;
 
 pub use define::define_topology;
 pub use error::SchedulerError;
 pub use kill::{kill, KillReport, KillRequest};
+pub use restart::{restart, RestartRequest};
 pub use submit::{
     check_binary, default_role, ensure_not_running, execution_state, launch_executors,
     new_topology_id, pack, prepare_working_dir, submit, submit_with_progress, write_state,
     ExecutorProcess, SubmitEvent, SubmitRequest, Submitted,
 };
+pub use update::{update, UpdateReport, UpdateRequest};
 
-/// The only cluster this scheduler knows.
+/// The default cluster: local processes, local file-system state (`localzk` and clusters under
+/// `~/.heron/conf` use this scheduler too, with another state manager).
 pub const LOCAL_CLUSTER: &str = "local";
 
 /// The default environ.

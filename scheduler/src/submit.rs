@@ -6,7 +6,7 @@ use crate::layout;
 use crate::process::{spawn_session_leader, stop_groups};
 use crate::{define_topology, SchedulerError, DEFAULT_ENVIRON, LOCAL_CLUSTER, VERSION};
 use heron_proto::{api, system, Message};
-use heron_statemgr::{LocalFsStateManager, StateDir, StateError, StateManager};
+use heron_statemgr::{StateDir, StateError, StateManager, StateManagerSpec};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,14 +19,15 @@ pub struct SubmitRequest {
     pub binary: PathBuf,
     /// Arguments for the topology (what follows `--` in every role).
     pub user_args: Vec<String>,
-    /// Cluster; only `local`.
+    /// Cluster (`local`, `localzk`, or one defined under `~/.heron/conf/`); the scheduler is
+    /// always this local one, the cluster picks the state manager and the directories.
     pub cluster: String,
     /// Role (the submitting user by default).
     pub role: String,
     /// Environ (`default`).
     pub environ: String,
-    /// Root of the local file-system state manager.
-    pub state_root: PathBuf,
+    /// The state manager (`local:/path` or `zk://host:port/root`).
+    pub state_manager: StateManagerSpec,
     /// Home directory under which `.herondata/topologies/...` working directories go.
     pub home: PathBuf,
     /// Run the topology's processes with `RUST_LOG=debug` (unless `RUST_LOG` is set).
@@ -43,7 +44,7 @@ impl SubmitRequest {
             cluster: LOCAL_CLUSTER.to_string(),
             role: default_role(),
             environ: DEFAULT_ENVIRON.to_string(),
-            state_root: heron_statemgr::default_local_root(LOCAL_CLUSTER),
+            state_manager: StateManagerSpec::default_local(),
             home: heron_statemgr::home_dir(),
             verbose: false,
         }
@@ -80,8 +81,8 @@ pub struct Submitted {
     pub role: String,
     /// Environ.
     pub environ: String,
-    /// State root the topology's nodes are in.
-    pub state_root: PathBuf,
+    /// The state manager the topology's nodes are in.
+    pub state_manager: StateManagerSpec,
     /// Working directory of every process.
     pub working_dir: PathBuf,
     /// Containers in the packing plan (not counting the tmaster's).
@@ -150,9 +151,10 @@ pub fn submit_with_progress(
     let binary = check_binary(&req.binary)?;
     progress(SubmitEvent::Defining { binary: &binary });
     let mut topology = define_topology(&binary, &req.user_args)?;
-    let state_root = absolute(&req.state_root)?;
-    let state = LocalFsStateManager::new(&state_root);
-    ensure_not_running(&state, &req.cluster, &topology.name)?;
+    let state_manager = absolute_spec(&req.state_manager)?;
+    let state = state_manager.open()?;
+    let state = &*state;
+    ensure_not_running(state, &req.cluster, &topology.name)?;
     topology.id = new_topology_id(&topology.name);
     progress(SubmitEvent::Defined {
         name: &topology.name,
@@ -170,7 +172,7 @@ pub fn submit_with_progress(
         instances,
     });
     let exec = execution_state(&topology, req, SystemTime::now());
-    write_state(&state, &topology, &plan, &exec)?;
+    write_state(state, &topology, &plan, &exec)?;
     let described = state.describe();
     progress(SubmitEvent::StateWritten { state: &described });
     let launched = prepare_working_dir(req, &topology.name).and_then(|wd| {
@@ -178,7 +180,7 @@ pub fn submit_with_progress(
         shards.extend(plan.container_plans.iter().map(|c| c.id));
         let req = SubmitRequest {
             binary: binary.clone(),
-            state_root: state_root.clone(),
+            state_manager: state_manager.clone(),
             ..req.clone()
         };
         launch_executors(&req, &topology, &shards, &wd).map(|ex| (wd, ex))
@@ -187,7 +189,7 @@ pub fn submit_with_progress(
         Ok(v) => v,
         Err(e) => {
             rollback(
-                &state,
+                state,
                 &topology.name,
                 &[
                     StateDir::Topologies,
@@ -208,7 +210,7 @@ pub fn submit_with_progress(
         cluster: req.cluster.clone(),
         role: req.role.clone(),
         environ: req.environ.clone(),
-        state_root,
+        state_manager,
         working_dir,
         containers,
         instances,
@@ -217,10 +219,11 @@ pub fn submit_with_progress(
 }
 
 fn check_request(req: &SubmitRequest) -> Result<(), SchedulerError> {
-    if req.cluster != LOCAL_CLUSTER {
-        return Err(SchedulerError::UnknownCluster(req.cluster.clone()));
-    }
-    for (what, value) in [("role", &req.role), ("environ", &req.environ)] {
+    for (what, value) in [
+        ("cluster", &req.cluster),
+        ("role", &req.role),
+        ("environ", &req.environ),
+    ] {
         if heron_statemgr::validate_name(value).is_err() {
             return Err(SchedulerError::InvalidName {
                 what,
@@ -229,6 +232,14 @@ fn check_request(req: &SubmitRequest) -> Result<(), SchedulerError> {
         }
     }
     Ok(())
+}
+
+/// A local spec with its path made absolute (the executors run elsewhere).
+fn absolute_spec(spec: &StateManagerSpec) -> Result<StateManagerSpec, SchedulerError> {
+    Ok(match spec {
+        StateManagerSpec::Local(root) => StateManagerSpec::Local(absolute(root)?),
+        other => other.clone(),
+    })
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, SchedulerError> {
@@ -426,8 +437,8 @@ fn launch_executor(
         .arg(&topology.name)
         .arg("--topology-id")
         .arg(&topology.id)
-        .arg("--state-root")
-        .arg(&req.state_root)
+        .arg("--state-manager")
+        .arg(req.state_manager.to_string())
         .arg("--cluster")
         .arg(&req.cluster)
         .arg("--role")

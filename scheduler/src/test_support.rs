@@ -100,7 +100,7 @@ impl FakeWorld {
     pub fn request(&self) -> SubmitRequest {
         SubmitRequest {
             role: "tester".into(),
-            state_root: self.state_root.clone(),
+            state_manager: heron_statemgr::StateManagerSpec::Local(self.state_root.clone()),
             home: self.home.clone(),
             ..SubmitRequest::new(&self.binary, vec!["--flag".into()])
         }
@@ -109,7 +109,7 @@ impl FakeWorld {
     pub fn kill_request(&self, name: &str) -> KillRequest {
         KillRequest {
             role: "tester".into(),
-            state_root: self.state_root.clone(),
+            state_manager: heron_statemgr::StateManagerSpec::Local(self.state_root.clone()),
             home: self.home.clone(),
             grace: Duration::from_secs(2),
             ..KillRequest::new(name)

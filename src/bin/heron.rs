@@ -1,4 +1,5 @@
-//! The `heron` CLI: `heron submit`, `heron kill`, `heron version` (see `heron --help`).
+//! The `heron` CLI: `submit`, `kill`, `activate`, `deactivate`, `restart`, `update`, `version`
+//! (see `heron --help`).
 
 fn main() {
     std::process::exit(heron_runtime::cli_main());

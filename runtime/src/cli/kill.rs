@@ -1,24 +1,18 @@
 //! `heron kill`: stop every process of a topology and delete its state.
 
-use super::target::{parse_config_properties, parse_target};
-use super::KillArgs;
+use super::target::resolve;
+use super::TopologyArgs;
 use heron_scheduler::{kill, KillRequest};
 
-pub fn run(args: KillArgs) -> anyhow::Result<()> {
-    let target = parse_target(&args.cluster)?;
-    let overrides = parse_config_properties(&args.config_property)?;
-    for key in &overrides.ignored {
-        eprintln!("note: --config-property {key} is not used by the local cluster; ignored");
-    }
+pub fn run(args: TopologyArgs) -> anyhow::Result<()> {
+    let r = resolve(&args.common)?;
     let mut req = KillRequest::new(&args.topology);
-    req.cluster = target.cluster;
-    req.role = target.role;
-    if let Some(root) = overrides.state_root {
-        req.state_root = root;
-    }
+    req.cluster = r.target.cluster;
+    req.role = r.target.role;
+    req.state_manager = r.state_manager;
     println!("killing topology '{}' in cluster {}", req.name, req.cluster);
     let report = kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
-    if args.verbose {
+    if args.common.verbose {
         for e in &report.executors {
             println!("  stopped executor-{} (process group {})", e.shard, e.pid);
         }

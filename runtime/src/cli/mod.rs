@@ -1,11 +1,17 @@
-//! The `heron` command line: `submit`, `kill`, `version` for the local cluster, with Heron's
-//! syntax (`cluster[/role[/env]]`, `--config-property`, `--verbose`).
+//! The `heron` command line with Heron's syntax: `submit`, `kill`, `activate`, `deactivate`,
+//! `restart`, `update`, `version`; `cluster[/role[/env]]`, `--config-path`,
+//! `--config-property KEY=VALUE`, `--verbose`. Clusters: `local`, `localzk`, and those
+//! defined under the config path (see [`crate::cluster`]).
 
+mod control;
+mod http_client;
 mod kill;
+mod list;
 mod submit;
 mod target;
+mod update;
 
-pub use target::{parse_config_properties, parse_target, ConfigOverrides, Target};
+pub use target::{parse_target, resolve, Resolved, Target};
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -27,27 +33,48 @@ pub struct Cli {
 /// `heron` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Submit a topology binary: heron submit local[/ROLE[/ENV]] BINARY [TOPOLOGY ARGS...]
+    /// Submit a topology binary: heron submit CLUSTER[/ROLE[/ENV]] BINARY [TOPOLOGY ARGS...]
     Submit(SubmitArgs),
-    /// Kill a topology: heron kill local[/ROLE[/ENV]] TOPOLOGY
-    Kill(KillArgs),
+    /// Kill a topology: heron kill CLUSTER[/ROLE[/ENV]] TOPOLOGY
+    Kill(TopologyArgs),
+    /// Activate a deactivated topology (spouts resume next_tuple).
+    Activate(TopologyArgs),
+    /// Deactivate a topology (spouts stop calling next_tuple).
+    Deactivate(TopologyArgs),
+    /// Restart one container of a topology, or all: heron restart CLUSTER TOPOLOGY [CONTAINER]
+    Restart(RestartArgs),
+    /// Change parallelism or container count (repack), or runtime config.
+    Update(UpdateArgs),
+    /// List a cluster's topologies and their state: heron list CLUSTER
+    List(ClusterArgs),
     /// Print the version.
     Version,
+}
+
+/// Flags every cluster command takes, and the cluster.
+#[derive(Debug, clap::Args)]
+pub struct ClusterArgs {
+    /// Override a config key (KEY=VALUE; repeatable), e.g.
+    /// heron.statemgr.connection.string=127.0.0.1:2181 or heron.statemgr.root.path=/heron.
+    #[arg(long = "config-property", value_name = "KEY=VALUE")]
+    pub config_property: Vec<String>,
+    /// Directory of cluster configurations (default ~/.heron/conf).
+    #[arg(long = "config-path", value_name = "DIR")]
+    pub config_path: Option<PathBuf>,
+    /// Print more detail (and run the topology's processes with RUST_LOG=debug on submit).
+    #[arg(long)]
+    pub verbose: bool,
+    /// cluster[/role[/env]]: local, localzk, or a directory under the config path.
+    #[arg(value_name = "CLUSTER[/ROLE[/ENV]]")]
+    pub cluster: String,
 }
 
 /// `heron submit`.
 #[derive(Debug, clap::Args)]
 pub struct SubmitArgs {
-    /// Override a config value (KEY=VALUE; repeatable). Understood here:
-    /// heron.statemgr.root.path (the local state root).
-    #[arg(long = "config-property", value_name = "KEY=VALUE")]
-    pub config_property: Vec<String>,
-    /// Run the topology's processes with RUST_LOG=debug and print more detail.
-    #[arg(long)]
-    pub verbose: bool,
-    /// cluster[/role[/env]]; the only cluster is "local".
-    #[arg(value_name = "CLUSTER[/ROLE[/ENV]]")]
-    pub cluster: String,
+    /// Cluster and config.
+    #[command(flatten)]
+    pub common: ClusterArgs,
     /// The topology binary (its main starts with heron::run_role_if_requested).
     #[arg(value_name = "TOPOLOGY-BINARY")]
     pub binary: PathBuf,
@@ -60,21 +87,52 @@ pub struct SubmitArgs {
     pub args: Vec<String>,
 }
 
-/// `heron kill`.
+/// `heron kill|activate|deactivate`.
 #[derive(Debug, clap::Args)]
-pub struct KillArgs {
-    /// Override a config value (KEY=VALUE; repeatable), e.g. heron.statemgr.root.path.
-    #[arg(long = "config-property", value_name = "KEY=VALUE")]
-    pub config_property: Vec<String>,
-    /// Print more detail.
-    #[arg(long)]
-    pub verbose: bool,
-    /// cluster[/role[/env]]; the only cluster is "local".
-    #[arg(value_name = "CLUSTER[/ROLE[/ENV]]")]
-    pub cluster: String,
+pub struct TopologyArgs {
+    /// Cluster and config.
+    #[command(flatten)]
+    pub common: ClusterArgs,
     /// The topology's name.
     #[arg(value_name = "TOPOLOGY")]
     pub topology: String,
+}
+
+/// `heron restart`.
+#[derive(Debug, clap::Args)]
+pub struct RestartArgs {
+    /// Cluster and config.
+    #[command(flatten)]
+    pub common: ClusterArgs,
+    /// The topology's name.
+    #[arg(value_name = "TOPOLOGY")]
+    pub topology: String,
+    /// The container to restart (0 = the tmaster's); every container when absent or -1.
+    #[arg(value_name = "CONTAINER", allow_negative_numbers = true)]
+    pub container: Option<i32>,
+}
+
+/// `heron update`.
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    /// Cluster and config.
+    #[command(flatten)]
+    pub common: ClusterArgs,
+    /// The topology's name.
+    #[arg(value_name = "TOPOLOGY")]
+    pub topology: String,
+    /// New parallelism of a component, COMPONENT:N (repeatable).
+    #[arg(long = "component-parallelism", value_name = "COMPONENT:N")]
+    pub component_parallelism: Vec<String>,
+    /// New number of containers.
+    #[arg(long = "container-number", value_name = "N")]
+    pub container_number: Option<u32>,
+    /// Runtime config, [COMPONENT:]KEY:VALUE (repeatable; not with the options above).
+    #[arg(long = "runtime-config", value_name = "[COMPONENT:]KEY:VALUE")]
+    pub runtime_config: Vec<String>,
+    /// Print the new packing plan and change nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
 }
 
 /// Runs the `heron` CLI with this process's arguments; returns the exit code.
@@ -97,14 +155,22 @@ where
         }
     };
     let verbose = match &cli.command {
-        Command::Submit(a) => a.verbose,
-        Command::Kill(a) => a.verbose,
+        Command::Submit(a) => a.common.verbose,
+        Command::Kill(a) | Command::Activate(a) | Command::Deactivate(a) => a.common.verbose,
+        Command::Restart(a) => a.common.verbose,
+        Command::Update(a) => a.common.verbose,
+        Command::List(a) => a.verbose,
         Command::Version => false,
     };
     init_cli_logging(verbose);
     let result = match cli.command {
         Command::Submit(args) => submit::run(args),
         Command::Kill(args) => kill::run(args),
+        Command::Activate(args) => control::activate(args, true),
+        Command::Deactivate(args) => control::activate(args, false),
+        Command::Restart(args) => control::restart(args),
+        Command::Update(args) => update::run(args),
+        Command::List(args) => list::run(args),
         Command::Version => {
             println!("heron-rs {}", heron_scheduler::VERSION);
             Ok(())

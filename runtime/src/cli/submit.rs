@@ -1,28 +1,61 @@
 //! `heron submit`: every step of the local scheduler's submit, printed as it goes, then a
 //! wait for the physical plan.
 
-use super::target::{parse_config_properties, parse_target};
+use super::target::resolve;
 use super::SubmitArgs;
 use crate::startup::{wait_for_physical_plan, DEFAULT_PPLAN_TIMEOUT};
 use anyhow::bail;
 use heron_scheduler::{submit_with_progress, SubmitEvent, SubmitRequest};
 
 pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
-    let target = parse_target(&args.cluster)?;
-    let overrides = parse_config_properties(&args.config_property)?;
-    for key in &overrides.ignored {
-        eprintln!("note: --config-property {key} is not used by the local cluster; ignored");
-    }
+    let r = resolve(&args.common)?;
     let mut req = SubmitRequest::new(&args.binary, args.args.clone());
-    req.cluster = target.cluster;
-    req.role = target.role;
-    req.environ = target.environ;
-    req.verbose = args.verbose;
-    if let Some(root) = overrides.state_root {
-        req.state_root = root;
+    req.cluster = r.target.cluster;
+    req.role = r.target.role;
+    req.environ = r.target.environ;
+    req.verbose = args.common.verbose;
+    req.state_manager = r.state_manager;
+    let verbose = args.common.verbose;
+    // The step under way and the topology's name, for the failure message.
+    let mut step = "[0/5] checking the request";
+    let mut name = None;
+    let submitted = submit_with_progress(&req, |event| {
+        step = failing_step(&event);
+        if let SubmitEvent::Defined { name: n, .. } = &event {
+            name = Some(n.to_string());
+        }
+        print_event(event, verbose)
+    })
+    .map_err(|e| {
+        let logs = match &name {
+            Some(n) => {
+                let wd =
+                    heron_scheduler::layout::working_dir(&req.home, &req.cluster, &req.role, n);
+                format!(
+                    "\nlogs: {}",
+                    heron_scheduler::layout::log_dir(&wd).display()
+                )
+            }
+            None => String::new(),
+        };
+        anyhow::anyhow!("submit failed at step {step}: {e}{logs}")
+    })?;
+    finish(submitted)
+}
+
+/// The step that runs after `event` (what failed if the submit fails next).
+fn failing_step(event: &SubmitEvent<'_>) -> &'static str {
+    match event {
+        SubmitEvent::Defining { .. } => "[1/5] defining the topology",
+        SubmitEvent::Defined { .. } => "[2/5] packing",
+        SubmitEvent::Packed { .. } => "[3/5] writing the state",
+        SubmitEvent::StateWritten { .. } => "[4/5] launching the executors",
+        SubmitEvent::Launched { .. } => "[5/5] waiting for the physical plan",
     }
-    let verbose = args.verbose;
-    let submitted = submit_with_progress(&req, |event| match event {
+}
+
+fn print_event(event: SubmitEvent<'_>, verbose: bool) {
+    match event {
         SubmitEvent::Defining { binary } => {
             println!(
                 "[1/5] defining the topology ({} heron-role define)",
@@ -56,8 +89,10 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
                 }
             }
         }
-    })
-    .map_err(|e| anyhow::anyhow!("submit failed: {e}"))?;
+    }
+}
+
+fn finish(submitted: heron_scheduler::Submitted) -> anyhow::Result<()> {
     println!(
         "[5/5] waiting for the physical plan (up to {}s)",
         DEFAULT_PPLAN_TIMEOUT.as_secs()
@@ -75,6 +110,13 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
             println!("  working dir: {}", submitted.working_dir.display());
             println!("  logs:        {}", submitted.log_dir().display());
             println!("  kill with:   heron kill {} {name}", submitted.cluster);
+            println!(
+                "  tracker:     http://127.0.0.1:{}/?cluster={}&environ={}&topology={name} \
+                 (served by heron-tracker)",
+                super::list::TRACKER_PORT,
+                submitted.cluster,
+                submitted.environ
+            );
             Ok(())
         }
         Err(failure) => bail!(

@@ -1,13 +1,15 @@
-//! `cluster[/role[/env]]` and `--config-property KEY=VALUE`, as Heron's CLI takes them.
+//! `cluster[/role[/env]]`, and the cluster's configuration with `--config-property` on top.
 
+use super::ClusterArgs;
+use crate::cluster::{default_config_path, ClusterConfig};
 use anyhow::{bail, Context};
-use heron_scheduler::{default_role, DEFAULT_ENVIRON, LOCAL_CLUSTER};
-use std::path::PathBuf;
+use heron_scheduler::{default_role, DEFAULT_ENVIRON};
+use heron_statemgr::StateManagerSpec;
 
 /// Where a command goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
-    /// Cluster (`local`).
+    /// Cluster (`local`, `localzk`, ...).
     pub cluster: String,
     /// Role (the user by default).
     pub role: String,
@@ -15,7 +17,8 @@ pub struct Target {
     pub environ: String,
 }
 
-/// Parses `cluster[/role[/env]]`; only the `local` cluster exists.
+/// Parses `cluster[/role[/env]]` (names only; whether the cluster exists is checked when its
+/// configuration is loaded).
 pub fn parse_target(spec: &str) -> anyhow::Result<Target> {
     let parts: Vec<&str> = spec.split('/').collect();
     if parts.len() > 3 {
@@ -24,9 +27,6 @@ pub fn parse_target(spec: &str) -> anyhow::Result<Target> {
     let cluster = parts[0];
     if cluster.is_empty() {
         bail!("bad cluster spec {spec:?}: the cluster is empty (e.g. local)");
-    }
-    if cluster != LOCAL_CLUSTER {
-        bail!("unknown cluster {cluster:?}: the only cluster is \"local\"");
     }
     let part = |i: usize, what: &str, default: String| -> anyhow::Result<String> {
         match parts.get(i) {
@@ -38,41 +38,36 @@ pub fn parse_target(spec: &str) -> anyhow::Result<Target> {
         }
     };
     Ok(Target {
-        cluster: cluster.to_string(),
+        cluster: part(0, "cluster", String::new())?,
         role: part(1, "role", default_role())?,
         environ: part(2, "environ", DEFAULT_ENVIRON.to_string())?,
     })
 }
 
-/// `--config-property` values the local cluster understands.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConfigOverrides {
-    /// `heron.statemgr.root.path`: the local state root.
-    pub state_root: Option<PathBuf>,
-    /// Keys given but not used here.
-    pub ignored: Vec<String>,
+/// A command's target with its cluster configuration resolved.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// Cluster, role, environ.
+    pub target: Target,
+    /// The cluster's keys.
+    pub config: ClusterConfig,
+    /// The state manager they name.
+    pub state_manager: StateManagerSpec,
 }
 
-/// The state-root key (Heron's name).
-pub const STATE_ROOT_KEY: &str = "heron.statemgr.root.path";
-
-/// Parses `KEY=VALUE` pairs.
-pub fn parse_config_properties(props: &[String]) -> anyhow::Result<ConfigOverrides> {
-    let mut out = ConfigOverrides::default();
-    for p in props {
-        let (key, value) = p
-            .split_once('=')
-            .with_context(|| format!("bad --config-property {p:?}: expected KEY=VALUE"))?;
-        let key = key.trim();
-        if key.is_empty() {
-            bail!("bad --config-property {p:?}: the key is empty");
-        }
-        match key {
-            STATE_ROOT_KEY => out.state_root = Some(PathBuf::from(value)),
-            _ => out.ignored.push(key.to_string()),
-        }
-    }
-    Ok(out)
+/// Parses the target and loads its cluster configuration.
+pub fn resolve(args: &ClusterArgs) -> anyhow::Result<Resolved> {
+    let target = parse_target(&args.cluster)?;
+    let path = args.config_path.clone().unwrap_or_else(default_config_path);
+    let config = ClusterConfig::load(&target.cluster, &path, &args.config_property)?;
+    let state_manager = config
+        .state_manager()
+        .with_context(|| format!("configuring the state manager of {}", target.cluster))?;
+    Ok(Resolved {
+        target,
+        config,
+        state_manager,
+    })
 }
 
 #[cfg(test)]
@@ -86,16 +81,14 @@ mod tests {
             (t.cluster.as_str(), t.role.as_str(), t.environ.as_str()),
             ("local", "alice", "staging")
         );
-        let t = parse_target("local/bob").unwrap();
-        assert_eq!((t.role.as_str(), t.environ.as_str()), ("bob", "default"));
+        let t = parse_target("localzk/bob").unwrap();
+        assert_eq!(
+            (t.cluster.as_str(), t.role.as_str(), t.environ.as_str()),
+            ("localzk", "bob", "default")
+        );
         let t = parse_target("local").unwrap();
         assert_eq!(t.role, default_role());
         let err = |s: &str| parse_target(s).unwrap_err().to_string();
-        assert!(
-            err("aurora").contains("unknown cluster \"aurora\""),
-            "{}",
-            err("aurora")
-        );
         assert!(err("").contains("cluster is empty"));
         assert!(err("local/a/b/c").contains("expected cluster[/role[/env]]"));
         assert!(
@@ -105,18 +98,26 @@ mod tests {
         );
         assert!(err("local//x").contains("bad role"));
         assert!(err("local/a/").contains("bad environ"));
+        assert!(err("..").contains("bad cluster"));
     }
 
     #[test]
-    fn config_properties() {
-        let c = parse_config_properties(&[
-            "heron.statemgr.root.path=/tmp/s".into(),
-            "topology.debug=true".into(),
-        ])
+    fn resolve_overrides_and_unknown_clusters() {
+        let args = |cluster: &str, props: &[&str]| ClusterArgs {
+            config_property: props.iter().map(|s| s.to_string()).collect(),
+            config_path: Some("/nonexistent-heron-conf".into()),
+            verbose: false,
+            cluster: cluster.into(),
+        };
+        let r = resolve(&args(
+            "localzk",
+            &["heron.statemgr.connection.string=127.0.0.1:3000"],
+        ))
         .unwrap();
-        assert_eq!(c.state_root, Some(PathBuf::from("/tmp/s")));
-        assert_eq!(c.ignored, ["topology.debug"]);
-        assert!(parse_config_properties(&["novalue".into()]).is_err());
-        assert!(parse_config_properties(&["=x".into()]).is_err());
+        assert_eq!(r.state_manager.to_string(), "zk://127.0.0.1:3000/heron");
+        let r = resolve(&args("local", &["heron.statemgr.root.path=/tmp/s"])).unwrap();
+        assert_eq!(r.state_manager.to_string(), "local:/tmp/s");
+        let e = resolve(&args("aurora", &[])).unwrap_err().to_string();
+        assert!(e.contains("unknown cluster \"aurora\""), "{e}");
     }
 }

@@ -22,9 +22,9 @@ fn submit_takes_flags_then_cluster_binary_and_topology_args() {
     let Command::Submit(a) = cli.command else {
         panic!("not submit")
     };
-    assert_eq!(a.config_property, ["heron.statemgr.root.path=/s"]);
-    assert!(a.verbose);
-    assert_eq!(a.cluster, "local/alice");
+    assert_eq!(a.common.config_property, ["heron.statemgr.root.path=/s"]);
+    assert!(a.common.verbose);
+    assert_eq!(a.common.cluster, "local/alice");
     assert_eq!(a.binary, PathBuf::from("./bin/wc"));
     assert_eq!(a.args, ["--containers", "3", "--verbose", "x"]);
 }
@@ -61,7 +61,7 @@ fn kill_and_version_parse() {
         panic!("not kill")
     };
     assert_eq!(
-        (a.cluster.as_str(), a.topology.as_str()),
+        (a.common.cluster.as_str(), a.topology.as_str()),
         ("local/bob/prod", "WordCount")
     );
     assert!(matches!(
@@ -82,6 +82,64 @@ fn bad_cluster_or_missing_binary_fail_with_exit_code_1() {
     let missing = format!("/nonexistent/heron-test-{}", std::process::id());
     assert_eq!(
         cli_main_from(["heron", "submit", "local", missing.as_str()]),
+        1
+    );
+}
+
+#[test]
+fn control_commands_parse() {
+    for verb in ["activate", "deactivate"] {
+        let cli = parse(&[verb, "--config-property", "k=v", "localzk", "WordCount"]).unwrap();
+        let (Command::Activate(a) | Command::Deactivate(a)) = cli.command else {
+            panic!("{verb}")
+        };
+        assert_eq!(
+            (a.common.cluster.as_str(), a.topology.as_str()),
+            ("localzk", "WordCount")
+        );
+        assert_eq!(a.common.config_property, ["k=v"]);
+    }
+    let cli = parse(&["restart", "local", "WordCount", "2"]).unwrap();
+    let Command::Restart(a) = cli.command else {
+        panic!("restart")
+    };
+    assert_eq!(a.container, Some(2));
+    let cli = parse(&["restart", "local", "WordCount", "-1"]).unwrap();
+    let Command::Restart(a) = cli.command else {
+        panic!("restart")
+    };
+    assert_eq!(a.container, Some(-1));
+    let cli = parse(&[
+        "update",
+        "local",
+        "WordCount",
+        "--component-parallelism",
+        "split:4",
+        "--component-parallelism",
+        "count:3",
+        "--container-number",
+        "3",
+        "--dry-run",
+    ])
+    .unwrap();
+    let Command::Update(a) = cli.command else {
+        panic!("update")
+    };
+    assert_eq!(a.component_parallelism, ["split:4", "count:3"]);
+    assert_eq!(a.container_number, Some(3));
+    assert!(a.dry_run);
+    assert_eq!(cli_main_from(["heron", "update", "local", "WordCount"]), 1);
+    assert_eq!(
+        cli_main_from([
+            "heron",
+            "update",
+            "local",
+            "W",
+            "--runtime-config",
+            "a:b",
+            "--container-number",
+            "2"
+        ]),
         1
     );
 }

@@ -15,7 +15,7 @@ fn executor_config(shard: i32) -> ExecutorConfig {
         shard,
         topology_name: "T".into(),
         topology_id: "T-1".into(),
-        state_root: "/state".into(),
+        state_manager: StateManagerSpec::Local("/state".into()),
         cluster: "local".into(),
         role: "u".into(),
         environ: "default".into(),
@@ -73,7 +73,7 @@ fn what_the_executor_starts_parses_as_roles() {
         server_port,
         controller_port,
         stats_port,
-        state_root,
+        state_manager,
         host,
         ..
     } = role
@@ -89,8 +89,8 @@ fn what_the_executor_starts_parses_as_roles() {
         (7001, 7002, 7003)
     );
     assert_eq!(
-        (state_root, host),
-        (PathBuf::from("/state"), "127.0.0.1".to_string())
+        (state_manager.to_string(), host),
+        ("local:/state".to_string(), "127.0.0.1".to_string())
     );
 
     let sm_ports = ContainerPorts::Stmgr {
@@ -135,12 +135,26 @@ fn what_the_executor_starts_parses_as_roles() {
 #[test]
 fn executor_and_define_flags() {
     let role = parse(&strs(
-        "executor --shard 2 --topology-name T --topology-id T-1 --state-root /s \
+        "executor --shard 2 --topology-name T --topology-id T-1 --state-manager local:/s \
          --cluster local --role alice --environ default -- a b",
     ))
     .unwrap();
     assert_eq!(role.process_name(), "executor-2");
     assert_eq!(role.user_args(), ["a", "b"]);
+    let role = parse(&strs(
+        "tmaster --topology-name T --topology-id I --state-manager zk://127.0.0.1:2181/heron \
+         --server-port 1 --controller-port 2 --stats-port 3",
+    ))
+    .unwrap();
+    let Role::Tmaster { state_manager, .. } = role else {
+        panic!("not tmaster")
+    };
+    assert_eq!(state_manager.to_string(), "zk://127.0.0.1:2181/heron");
+    assert!(parse(&strs(
+        "tmaster --topology-name T --topology-id I --state-manager /no/scheme \
+         --server-port 1 --controller-port 2 --stats-port 3"
+    ))
+    .is_err());
     let role = parse(&strs("define --output /tmp/x")).unwrap();
     assert_eq!(role.process_name(), "define");
     assert!(role.user_args().is_empty());
@@ -151,19 +165,19 @@ fn bad_role_lines_are_errors() {
     assert!(parse(&strs("conductor --x 1")).is_err(), "unknown role");
     assert!(parse(&strs("define")).is_err(), "missing --output");
     assert!(parse(&strs(
-        "executor --shard x --topology-name T --topology-id I --state-root /s --role u"
+        "executor --shard x --topology-name T --topology-id I --state-manager local:/s --role u"
     ))
     .is_err());
     assert!(
         parse(&strs(
-            "stmgr --topology-name T --topology-id I --state-root /s --stmgr-id s \
+            "stmgr --topology-name T --topology-id I --state-manager local:/s --stmgr-id s \
                           --data-port 70000 --local-data-port 1 --instance-ids a"
         ))
         .is_err(),
         "port range"
     );
     assert!(parse(&strs(
-        "tmaster --topology-name T --topology-id I --state-root /s --server-port 1 \
+        "tmaster --topology-name T --topology-id I --state-manager local:/s --server-port 1 \
                           --controller-port 2 --stats-port 3 user-arg-without-dashes"
     ))
     .is_err());

@@ -1,7 +1,9 @@
 //! The `executor` role: one per container. It reads the packing plan, picks its daemons'
 //! ports once, starts the container's processes (as the same binary, in the working
 //! directory, logging to `log-files/<name>.log`) and restarts them with backoff when they
-//! exit, until SIGTERM/SIGINT.
+//! exit, until SIGTERM/SIGINT. Executors of containers >= 1 watch the packing plan: on a
+//! change (`heron update`) they stop their processes and start the new plan's, or exit when
+//! their container left the plan.
 
 mod plan;
 mod signals;
@@ -9,12 +11,15 @@ mod supervise;
 mod supervisor;
 
 pub use plan::{container_processes, free_ports, ContainerPorts, ProcessSpec};
-pub use supervise::supervise;
+pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};
 
 use crate::SchedulerError;
 use heron_proto::system::PackingPlan;
-use heron_statemgr::{LocalFsStateManager, StateManagerExt};
+use heron_proto::Message;
+use heron_statemgr::{
+    NodeEvent, NodeWatch, StateDir, StateManager, StateManagerExt, StateManagerSpec,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,8 +36,8 @@ pub struct ExecutorConfig {
     pub topology_name: String,
     /// Topology id.
     pub topology_id: String,
-    /// Root of the local file-system state manager.
-    pub state_root: PathBuf,
+    /// The state manager (`local:/path` or `zk://host:port/root`).
+    pub state_manager: StateManagerSpec,
     /// Cluster.
     pub cluster: String,
     /// Role.
@@ -59,34 +64,98 @@ pub fn run(cfg: ExecutorConfig) -> Result<(), SchedulerError> {
         cfg.topology_id,
         cfg.working_dir.display()
     );
-    let Some(plan) = read_plan(&cfg, stop)? else {
+    let state = cfg.state_manager.open()?;
+    let Some(mut plan) = read_plan(&cfg, &*state, stop)? else {
         tracing::info!("stopped before the packing plan was read");
         return Ok(());
     };
     let ports = ContainerPorts::pick(cfg.shard)?;
-    let specs = container_processes(&cfg, &plan, ports)?;
-    tracing::info!("ports {ports:?}; {} processes", specs.len());
-    for spec in &specs {
-        tracing::debug!("{}: {}", spec.name, spec.args.join(" "));
+    // Containers >= 1 follow the packing plan (`heron update`); the tmaster's container does
+    // not depend on it (the tmaster restarts itself on a change).
+    let watch = if cfg.shard > 0 {
+        match state.watch(StateDir::PackingPlans, &cfg.topology_name) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!("cannot watch the packing plan ({e}); updates will not apply");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    loop {
+        let specs = container_processes(&cfg, &plan, ports)?;
+        tracing::info!("ports {ports:?}; {} processes", specs.len());
+        for spec in &specs {
+            tracing::debug!("{}: {}", spec.name, spec.args.join(" "));
+        }
+        let current = plan.encode_to_vec();
+        let mut next = None;
+        let reload = supervise_until(
+            &cfg.binary,
+            &cfg.working_dir,
+            &specs,
+            BackoffPolicy::default(),
+            stop,
+            &mut || {
+                if let Some(w) = &watch {
+                    next = next.take().or_else(|| changed_plan(w, &current));
+                }
+                next.is_some()
+            },
+        )?;
+        let Some(new_plan) = next.filter(|_| reload) else {
+            break;
+        };
+        plan = new_plan;
+        if !plan.container_plans.iter().any(|c| c.id == cfg.shard) {
+            tracing::info!(
+                "container {} is not in the new packing plan; its processes are stopped and \
+                 this executor exits",
+                cfg.shard
+            );
+            let _ = std::fs::remove_file(crate::layout::pid_file(&cfg.working_dir, cfg.shard));
+            return Ok(());
+        }
+        tracing::info!(
+            "the packing plan changed; restarting container {} with it",
+            cfg.shard
+        );
     }
-    supervise(
-        &cfg.binary,
-        &cfg.working_dir,
-        &specs,
-        BackoffPolicy::default(),
-        stop,
-    )?;
     tracing::info!("executor {} stopped", cfg.shard);
     Ok(())
+}
+
+/// The newest packing plan the watch reported, if it differs from `current` and parses.
+fn changed_plan(watch: &NodeWatch, current: &[u8]) -> Option<PackingPlan> {
+    let mut latest = None;
+    while let Ok(event) = watch.try_recv() {
+        match event {
+            NodeEvent::Changed(Some(bytes)) => latest = Some(bytes),
+            // Deleted: the topology is being killed; the kill stops us.
+            NodeEvent::Changed(None) => latest = None,
+            NodeEvent::SessionLost => {
+                tracing::warn!("the state manager session ended; packing plan updates stop")
+            }
+        }
+    }
+    let bytes = latest.filter(|b| b != current)?;
+    match PackingPlan::decode(&bytes[..]) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!("ignoring an unreadable packing plan: {e}");
+            None
+        }
+    }
 }
 
 /// Reads the packing plan, retrying for a while: `submit` writes it before it starts the
 /// executors, but a slow disk or a restarted executor may race. `None` if stopped meanwhile.
 fn read_plan(
     cfg: &ExecutorConfig,
+    state: &dyn StateManager,
     stop: &AtomicBool,
 ) -> Result<Option<PackingPlan>, SchedulerError> {
-    let state = LocalFsStateManager::new(&cfg.state_root);
     let deadline = Instant::now() + PLAN_WAIT;
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -100,16 +169,13 @@ fn read_plan(
                 return Err(SchedulerError::Executor(format!(
                     "the state at {} holds topology id {}, not {}: this executor belongs to \
                      an earlier submission",
-                    cfg.state_root.display(),
-                    t.id,
-                    cfg.topology_id
+                    cfg.state_manager, t.id, cfg.topology_id
                 )))
             }
             (Err(e), _) | (_, Err(e)) => e.to_string(),
             _ => format!(
                 "no topology or packing plan for {} at {}",
-                cfg.topology_name,
-                cfg.state_root.display()
+                cfg.topology_name, cfg.state_manager
             ),
         };
         if Instant::now() >= deadline {

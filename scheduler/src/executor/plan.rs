@@ -92,7 +92,7 @@ pub fn container_processes(
         args.extend(cfg.user_args.iter().cloned());
         args
     };
-    let state_root = cfg.state_root.to_string_lossy().into_owned();
+    let state_manager = cfg.state_manager.to_string();
     match (cfg.shard, ports) {
         (
             0,
@@ -104,8 +104,8 @@ pub fn container_processes(
         ) => {
             let mut args = base("tmaster");
             args.extend([
-                "--state-root".into(),
-                state_root,
+                "--state-manager".into(),
+                state_manager,
                 "--host".into(),
                 cfg.host.clone(),
                 "--server-port".into(),
@@ -142,8 +142,8 @@ pub fn container_processes(
                 .collect();
             let mut stmgr = base("stmgr");
             stmgr.extend([
-                "--state-root".into(),
-                state_root,
+                "--state-manager".into(),
+                state_manager,
                 "--stmgr-id".into(),
                 stmgr_id.clone(),
                 "--host".into(),

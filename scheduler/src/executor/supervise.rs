@@ -28,6 +28,20 @@ pub fn supervise(
     policy: BackoffPolicy,
     stop: &AtomicBool,
 ) -> Result<(), SchedulerError> {
+    supervise_until(binary, working_dir, specs, policy, stop, &mut || false).map(|_| ())
+}
+
+/// [`supervise`], also asking `reload` on every round: when it returns `true` the processes
+/// are stopped as at shutdown and this returns `Ok(true)` (the caller starts a new set);
+/// `Ok(false)` means `stop` was set.
+pub fn supervise_until(
+    binary: &Path,
+    working_dir: &Path,
+    specs: &[ProcessSpec],
+    policy: BackoffPolicy,
+    stop: &AtomicBool,
+    reload: &mut dyn FnMut() -> bool,
+) -> Result<bool, SchedulerError> {
     let log_dir = layout::log_dir(working_dir);
     std::fs::create_dir_all(&log_dir).map_err(SchedulerError::io(format!(
         "creating {}",
@@ -35,7 +49,12 @@ pub fn supervise(
     )))?;
     let mut sup = Supervisor::new(specs.len(), policy, Instant::now());
     let mut children: Vec<Option<Child>> = specs.iter().map(|_| None).collect();
+    let mut reloading = false;
     while !stop.load(Ordering::SeqCst) {
+        if reload() {
+            reloading = true;
+            break;
+        }
         let now = Instant::now();
         for (idx, slot) in children.iter_mut().enumerate() {
             let Some(child) = slot else { continue };
@@ -89,7 +108,7 @@ pub fn supervise(
         tracing::debug!("stopping {}", specs[idx].name);
     }
     stop_children(specs, &mut children);
-    Ok(())
+    Ok(reloading)
 }
 
 fn start(binary: &Path, working_dir: &Path, spec: &ProcessSpec) -> std::io::Result<Child> {

@@ -37,8 +37,16 @@ struct Private {
 
 static SHARED: Mutex<Weak<ZkServer>> = Mutex::new(Weak::new());
 
+/// `scripts/zookeeper.sh` of the workspace, from the statemgr crate or the workspace root
+/// (tests/zookeeper.rs includes this file too).
 fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/zookeeper.sh")
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let here = dir.join("scripts/zookeeper.sh");
+    if here.exists() {
+        here
+    } else {
+        dir.join("../scripts/zookeeper.sh")
+    }
 }
 
 fn free_port() -> u16 {

@@ -44,7 +44,7 @@ fn cfg(shard: i32) -> ExecutorConfig {
         shard,
         topology_name: "T".into(),
         topology_id: "T-1".into(),
-        state_root: PathBuf::from("/state"),
+        state_manager: heron_statemgr::StateManagerSpec::Local(PathBuf::from("/state")),
         cluster: "local".into(),
         role: "u".into(),
         environ: "default".into(),
@@ -72,7 +72,7 @@ fn shard_zero_runs_the_tmaster() {
         vec![ProcessSpec {
             name: "tmaster".into(),
             args: words(
-                "heron-role tmaster --topology-name T --topology-id T-1 --state-root /state \
+                "heron-role tmaster --topology-name T --topology-id T-1 --state-manager local:/state \
                  --host 127.0.0.1 --server-port 1 --controller-port 2 --stats-port 3 -- --x 1"
             ),
         }]
@@ -94,7 +94,7 @@ fn shard_n_runs_its_stmgr_and_instances() {
     assert_eq!(
         specs[0].args,
         words(
-            "heron-role stmgr --topology-name T --topology-id T-1 --state-root /state \
+            "heron-role stmgr --topology-name T --topology-id T-1 --state-manager local:/state \
              --stmgr-id stmgr-1 --host 127.0.0.1 --data-port 10 --local-data-port 11 \
              --instance-ids container_1_word_1,container_1_split_3 -- --x 1"
         )

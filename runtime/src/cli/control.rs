@@ -1,0 +1,78 @@
+//! `heron activate|deactivate|restart`, and the controller requests `update` makes.
+
+use super::http_client::{encode, post};
+use super::target::{resolve, Resolved};
+use super::{RestartArgs, TopologyArgs};
+use anyhow::{bail, Context};
+use heron_scheduler::{restart as restart_containers, RestartRequest};
+use heron_statemgr::StateManagerExt;
+
+/// `heron activate` (`on`) or `heron deactivate`.
+pub fn activate(args: TopologyArgs, on: bool) -> anyhow::Result<()> {
+    let r = resolve(&args.common)?;
+    let verb = if on { "activate" } else { "deactivate" };
+    controller_request(&r, &args.topology, verb, &[])?;
+    println!(
+        "topology '{}' {verb}d in cluster {}",
+        args.topology, r.target.cluster
+    );
+    Ok(())
+}
+
+/// Sends `/<path>?topologyid=<id>&<extra>` to the topology's tmaster; fails with the
+/// controller's answer unless it is 200.
+pub fn controller_request(
+    r: &Resolved,
+    name: &str,
+    path: &str,
+    extra: &[(&str, String)],
+) -> anyhow::Result<()> {
+    let cluster = &r.target.cluster;
+    let state = r
+        .state_manager
+        .open()
+        .with_context(|| format!("opening the state manager {}", r.state_manager))?;
+    if heron_statemgr::validate_name(name).is_err() {
+        bail!("no topology named {name:?} in cluster {cluster}");
+    }
+    let Some(topology) = state.get_topology(name)? else {
+        bail!(
+            "no topology named {name} in cluster {cluster} ({})",
+            state.describe()
+        );
+    };
+    let Some(loc) = state.get_tmanager_location(name)? else {
+        bail!("the tmaster of {name} is not running (no tmanagers/{name}); retry in a moment");
+    };
+    let port = u16::try_from(loc.controller_port)
+        .ok()
+        .filter(|p| *p > 0)
+        .with_context(|| format!("tmanagers/{name} has no controller port"))?;
+    let mut query = format!("/{path}?topologyid={}", encode(&topology.id));
+    for (k, v) in extra {
+        query.push_str(&format!("&{k}={}", encode(v)));
+    }
+    let (status, body) = post(&loc.host, port, &query)?;
+    if status != 200 {
+        bail!("{path} {name} refused by the tmaster (HTTP {status}): {body}");
+    }
+    Ok(())
+}
+
+/// `heron restart`.
+pub fn restart(args: RestartArgs) -> anyhow::Result<()> {
+    let r = resolve(&args.common)?;
+    let mut req = RestartRequest::new(&args.topology);
+    req.cluster = r.target.cluster.clone();
+    req.role = r.target.role.clone();
+    req.state_manager = r.state_manager.clone();
+    req.container = args.container.filter(|c| *c >= 0);
+    let done = restart_containers(&req).map_err(|e| anyhow::anyhow!("restart failed: {e}"))?;
+    for (shard, n) in done {
+        println!(
+            "restarted container {shard} of '{}' ({n} processes)",
+            args.topology
+        );
+    }
+    Ok(())
+}
