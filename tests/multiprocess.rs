@@ -242,7 +242,7 @@ fn every_grouping_routes_correctly_across_two_containers() {
 fn assert_closed_after(port: i32, bytes: &[u8], half_close: bool, what: &str) {
     let mut s = TcpStream::connect(("127.0.0.1", port as u16))
         .unwrap_or_else(|e| panic!("connect to {port} for {what}: {e}"));
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let _ = s.write_all(bytes);
     if half_close {
         let _ = s.shutdown(std::net::Shutdown::Write);

@@ -142,6 +142,10 @@ pub fn run(what: &str) -> i32 {
         topology.name(),
         topology.working_dir().display()
     );
+    match heron::start_tracker_for(&topology) {
+        Ok(url) => println!("tracker: {url}"),
+        Err(e) => eprintln!("no tracker page: {e}"),
+    }
     let start = Instant::now();
     let mut last = topology.counters();
     let mut last_t = start;

@@ -2,6 +2,8 @@
 //! example binaries, a guard that kills every process a test started, and waiting helpers.
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -290,4 +292,131 @@ pub fn role_pids(env: &TestEnv, role: &str) -> Vec<i32> {
         .collect();
     pids.sort_unstable();
     pids
+}
+
+// ---- clusters other than `local` (tests/zookeeper.rs, tests/control.rs) ----
+
+impl TestEnv {
+    /// `heron <verb> [extra flags] <cluster> <args...>` with this env's HOME; not recorded for
+    /// the kill on drop (processes are still cleaned up by HOME).
+    pub fn heron_in(&self, verb: &str, cluster: &str, extra: &[String], args: &[&str]) -> Output {
+        self.heron()
+            .arg(verb)
+            .args(extra)
+            .arg(cluster)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("run heron {verb}: {e}"))
+    }
+
+    /// The topology's working directory in `cluster`.
+    pub fn working_dir_in(&self, cluster: &str, name: &str) -> Option<PathBuf> {
+        let base = self.home().join(".herondata/topologies").join(cluster);
+        for role in std::fs::read_dir(&base).ok()?.flatten() {
+            let p = role.path().join(name);
+            if p.is_dir() {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Prints the tail of every log of the topology in `cluster`.
+    pub fn dump_logs_in(&self, cluster: &str, name: &str) {
+        let Some(dir) = self.working_dir_in(cluster, name) else {
+            return;
+        };
+        for e in std::fs::read_dir(dir.join("log-files"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(30)..];
+            eprintln!("---- {} ----\n{}", e.path().display(), tail.join("\n"));
+        }
+    }
+}
+
+/// Sums one counter over the instance counter files of the topology in `cluster`.
+pub fn counter_in(env: &TestEnv, cluster: &str, name: &str, key: &str) -> u64 {
+    let Some(dir) = env.working_dir_in(cluster, name) else {
+        return 0;
+    };
+    let mut sum = 0;
+    for e in std::fs::read_dir(dir.join("metrics"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            if parts.next() == Some(key) {
+                sum += parts
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+    }
+    sum
+}
+
+/// Panics with both streams unless `out` succeeded.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits until `f()` grows by more than `by` from its value now; returns the new value.
+pub fn wait_growth(timeout: Duration, what: &str, by: u64, mut f: impl FnMut() -> u64) -> u64 {
+    let start = f();
+    wait_for(timeout, what, || {
+        let now = f();
+        (now > start + by).then_some(now)
+    })
+}
+
+/// Pids of this env's instance processes of `component` (`--component-name <component>`).
+pub fn component_pids(env: &TestEnv, component: &str) -> Vec<i32> {
+    role_pids(env, "instance")
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            args.windows(2)
+                .any(|w| w[0] == b"--component-name" && w[1] == component.as_bytes())
+        })
+        .collect()
+}
+
+/// [`example`], built first with `cargo build --example <name>` (into this test's target
+/// directory and profile): a filtered `cargo test --test X` neither builds examples nor
+/// rebuilds stale ones. Cargo makes this a quick no-op when the binary is up to date.
+pub fn fresh_example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let target = profile_dir.parent().expect("target dir");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "--example", name, "--target-dir"])
+        .arg(target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().expect("run cargo build --example");
+    assert!(status.success(), "cargo build --example {name} failed");
+    example(name)
 }

@@ -1,0 +1,264 @@
+//! At-least-once end to end: the `ledger` topology (ATLEAST_ONCE, 2 containers, spout → relay
+//! → sink, parallelism 2, message timeout 5 s) runs as real processes while a bolt instance,
+//! a stream manager or the tmaster is killed with SIGKILL mid-run. Each time the process must
+//! come back, and every message id the spouts emitted must end up acked at least once.
+//!
+//! The tests run one at a time (they share 2 cores with everything else) and each stays under
+//! about 90 s. Replay counts are printed with `--nocapture`.
+
+mod support;
+
+use heron_statemgr::{LocalFsStateManager, StateManagerExt};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use support::{component_pids, fresh_example, role_pids, wait_for, TestEnv};
+
+const NAME: &str = "Ledger";
+const IDS: u64 = 20_000;
+/// New ids per second per spout task.
+const RATE: u64 = 2_000;
+/// Acked ids before the fault.
+const FAULT_AT: usize = (IDS / 4) as usize;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Run {
+    env: TestEnv,
+    out: PathBuf,
+    started: Instant,
+}
+
+fn start() -> Run {
+    let mut env = TestEnv::new();
+    let out = env.home().join("ledger");
+    std::fs::create_dir_all(&out).unwrap();
+    let started = Instant::now();
+    let submitted = env.submit(
+        NAME,
+        &fresh_example("ledger"),
+        &[
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--ids",
+            &IDS.to_string(),
+            "--rate",
+            &RATE.to_string(),
+            "--containers",
+            "2",
+            "--timeout-secs",
+            "5",
+            "--max-pending",
+            "500",
+        ],
+    );
+    assert!(submitted.status.success(), "submit failed");
+    Run { env, out, started }
+}
+
+/// Every id in the spouts' acked logs.
+fn acked_ids(out: &Path) -> HashSet<u64> {
+    let mut ids = HashSet::new();
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let f = e.file_name().to_string_lossy().to_string();
+        if f.starts_with("acked-") {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            ids.extend(text.lines().filter_map(|l| l.parse::<u64>().ok()));
+        }
+    }
+    ids
+}
+
+/// The spouts' stats files, summed: (emitted, acks, failed, replayed, opens).
+fn spout_stats(out: &Path) -> (u64, u64, u64, u64, u64) {
+    let mut sum = (0, 0, 0, 0, 0);
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let f = e.file_name().to_string_lossy().to_string();
+        if !(f.starts_with("spout-") && f.ends_with(".json")) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let n = |k: &str| v[k].as_u64().unwrap_or(0);
+        sum.0 += n("emitted");
+        sum.1 += n("acks");
+        sum.2 += n("failed");
+        sum.3 += n("replayed");
+        sum.4 += n("opens");
+    }
+    sum
+}
+
+impl Run {
+    fn wait_acked(&self, at_least: usize, limit: Duration, what: &str) {
+        let start = Instant::now();
+        loop {
+            let n = acked_ids(&self.out).len();
+            if n >= at_least {
+                return;
+            }
+            if start.elapsed() > limit {
+                self.env.dump_logs(NAME);
+                let (emitted, acks, failed, replayed, opens) = spout_stats(&self.out);
+                panic!(
+                    "{what}: only {n} of {at_least} ids acked after {limit:?} \
+                     (emitted {emitted}, acks {acks}, failed {failed}, replayed {replayed}, \
+                     spout opens {opens})"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILLs `pid` (found among `pids()`), then waits until `pids()` has as many processes
+    /// again, one of them new.
+    fn kill_and_wait_restart(&self, what: &str, pid: i32, pids: impl Fn() -> Vec<i32>) {
+        let before = pids();
+        assert!(before.contains(&pid));
+        eprintln!(
+            "[{:>5.1}s] kill -9 {what} (pid {pid}), {} ids acked",
+            self.started.elapsed().as_secs_f64(),
+            acked_ids(&self.out).len()
+        );
+        // SAFETY: signalling a process this test started.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+        let killed_at = Instant::now();
+        let new = wait_for(
+            Duration::from_secs(30),
+            &format!("{what} to be restarted"),
+            || {
+                let now = pids();
+                let fresh: Vec<i32> = now
+                    .iter()
+                    .copied()
+                    .filter(|p| !before.contains(p))
+                    .collect();
+                (now.len() == before.len() && !now.contains(&pid) && !fresh.is_empty())
+                    .then_some(fresh)
+            },
+        );
+        eprintln!(
+            "[{:>5.1}s] {what} is back as pid {new:?} after {:.1}s",
+            self.started.elapsed().as_secs_f64(),
+            killed_at.elapsed().as_secs_f64()
+        );
+    }
+
+    /// Waits for every id to be acked, checks none is missing, prints the replay counts.
+    fn finish(&self, test: &str, limit: Duration) -> (u64, u64) {
+        self.wait_acked(IDS as usize, limit, test);
+        let acked = acked_ids(&self.out);
+        let missing: Vec<u64> = (0..IDS).filter(|i| !acked.contains(i)).take(10).collect();
+        assert!(missing.is_empty(), "{test}: ids never acked: {missing:?}");
+        assert_eq!(acked.len() as u64, IDS, "{test}: only ids the spouts own");
+        // the stats file lags the ledger by up to 200 ms
+        std::thread::sleep(Duration::from_millis(400));
+        let (emitted, acks, failed, replayed, opens) = spout_stats(&self.out);
+        eprintln!(
+            "{test}: all {IDS} ids acked in {:.1}s; emitted {emitted}, ack callbacks {acks}, \
+             failed {failed}, replayed after fail {replayed}, re-emitted after a spout restart \
+             {}, spout opens {opens}",
+            self.started.elapsed().as_secs_f64(),
+            emitted.saturating_sub(IDS + replayed),
+        );
+        (failed, replayed)
+    }
+}
+
+/// The value after `flag` on the command line of `pid`.
+fn arg_of(pid: i32, flag: &str) -> Option<String> {
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+    args.windows(2)
+        .find(|w| w[0] == flag.as_bytes())
+        .map(|w| String::from_utf8_lossy(w[1]).to_string())
+}
+
+/// How often `needle` appears in the log of process `name` (`log-files/<name>.log`).
+fn log_count(env: &TestEnv, name: &str, needle: &str) -> usize {
+    let Some(dir) = env.working_dir(NAME) else {
+        return 0;
+    };
+    std::fs::read_to_string(dir.join("log-files").join(format!("{name}.log")))
+        .unwrap_or_default()
+        .matches(needle)
+        .count()
+}
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn without_faults_every_id_is_acked_and_none_fails() {
+    let _serial = serial();
+    let run = start();
+    let (failed, replayed) = run.finish("no faults", Duration::from_secs(60));
+    assert_eq!((failed, replayed), (0, 0), "nothing fails without faults");
+}
+
+#[test]
+fn a_killed_bolt_instance_comes_back_and_nothing_is_lost() {
+    let _serial = serial();
+    let run = start();
+    run.wait_acked(FAULT_AT, Duration::from_secs(40), "before the fault");
+    let pid = *component_pids(&run.env, "relay").first().expect("a relay");
+    run.kill_and_wait_restart("relay instance", pid, || component_pids(&run.env, "relay"));
+    run.finish("bolt instance killed", Duration::from_secs(60));
+}
+
+#[test]
+fn a_killed_stream_manager_comes_back_and_nothing_is_lost() {
+    let _serial = serial();
+    let run = start();
+    run.wait_acked(FAULT_AT, Duration::from_secs(40), "before the fault");
+    let pids = role_pids(&run.env, "stmgr");
+    let (pid, other) = (pids[0], pids[1]);
+    let killed = arg_of(pid, "--stmgr-id").expect("--stmgr-id");
+    let survivor = arg_of(other, "--stmgr-id").expect("--stmgr-id");
+    run.kill_and_wait_restart("stream manager", pid, || role_pids(&run.env, "stmgr"));
+    // the mesh heals: the survivor connects again to the restarted one
+    let link = format!("connected to stream manager {killed}");
+    wait_for(Duration::from_secs(20), "the mesh to heal", || {
+        (log_count(&run.env, &survivor, &link) >= 2).then_some(())
+    });
+    run.finish("stream manager killed", Duration::from_secs(70));
+}
+
+#[test]
+fn a_killed_tmaster_comes_back_and_nothing_is_lost() {
+    let _serial = serial();
+    let run = start();
+    run.wait_acked(FAULT_AT, Duration::from_secs(40), "before the fault");
+    let state = LocalFsStateManager::new(run.env.state_root());
+    let location = || state.get_tmanager_location(NAME).ok().flatten();
+    let before = location().expect("the tmaster location");
+    let pid = *role_pids(&run.env, "tmaster").first().expect("the tmaster");
+    run.kill_and_wait_restart("tmaster", pid, || role_pids(&run.env, "tmaster"));
+    // it comes back on the same ports and publishes its location again
+    let after = wait_for(Duration::from_secs(20), "the new tmaster location", || {
+        location()
+    });
+    assert_eq!(
+        (after.server_port, after.controller_port),
+        (before.server_port, before.controller_port),
+        "the tmaster restarts on the same ports"
+    );
+    // every stream manager registers again with the new tmaster
+    wait_for(
+        Duration::from_secs(30),
+        "stream managers to re-register",
+        || {
+            ["stmgr-1", "stmgr-2"]
+                .iter()
+                .all(|s| log_count(&run.env, s, "registered with the tmaster") >= 2)
+                .then_some(())
+        },
+    );
+    run.finish("tmaster killed", Duration::from_secs(60));
+}
