@@ -19,9 +19,12 @@ const WORDS: &[&str] = &[
     "two", "with", "nature", "stream", "bolt", "spout", "heron", "storm",
 ];
 
-/// Emits sentences of 8 words drawn from a fixed vocabulary.
+/// Emits sentences of 8 words drawn from a fixed vocabulary; with `--reliability atleast`
+/// each sentence carries a message id, so the whole tree is tracked (XOR acking).
 struct SentenceSpout {
     state: u64,
+    reliable: bool,
+    next_id: u64,
 }
 
 impl Spout for SentenceSpout {
@@ -41,7 +44,12 @@ impl Spout for SentenceSpout {
             }
             sentence.push_str(WORDS[(self.state % WORDS.len() as u64) as usize]);
         }
-        collector.emit(values![sentence]);
+        if self.reliable {
+            self.next_id += 1;
+            collector.emit_with_id(values![sentence], self.next_id);
+        } else {
+            collector.emit(values![sentence]);
+        }
     }
 }
 
@@ -89,11 +97,14 @@ impl Bolt for CountBolt {
 fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let opts = common::Options::parse(args).map_err(TopologyError::Invalid)?;
     let p = opts.parallelism;
+    let reliable = opts.reliability == "atleast";
     let mut builder = TopologyBuilder::new();
     builder.set_spout(
         "sentence",
-        || SentenceSpout {
+        move || SentenceSpout {
             state: 0x9E37_79B9_7F4A_7C15 ^ u64::from(std::process::id()),
+            reliable,
+            next_id: 0,
         },
         p,
     );
