@@ -204,5 +204,12 @@ pub fn run(what: &str) -> i32 {
             end.emitted, end.executed
         ),
     }
+    if end.complete_latency_p99_us > 0 {
+        println!(
+            "complete latency (emit to ack, slowest spout task, whole run): p50 {:.2} ms, p99 {:.2} ms",
+            end.complete_latency_p50_us as f64 / 1000.0,
+            end.complete_latency_p99_us as f64 / 1000.0
+        );
+    }
     0
 }

@@ -64,6 +64,8 @@ pub(crate) struct MetricsWriter {
     warned: bool,
     /// The gateway's per-stream counts (see `stream_metrics`), appended to the file.
     streams: Option<std::sync::Arc<crate::stream_metrics::StreamMetrics>>,
+    /// Complete latencies (emit to ack) of this spout's tuples, in microseconds.
+    complete_latency: Option<hdrhistogram::Histogram<u64>>,
 }
 
 impl MetricsWriter {
@@ -75,6 +77,34 @@ impl MetricsWriter {
             next: Instant::now(),
             warned: false,
             streams: crate::stream_metrics::current(),
+            complete_latency: None,
+        }
+    }
+
+    /// Records one acked tuple's complete latency (no allocation after the first call).
+    pub fn record_complete_latency(&mut self, latency: Duration) {
+        let h = self.complete_latency.get_or_insert_with(|| {
+            hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+                .expect("valid histogram bounds")
+        });
+        h.saturating_record(
+            u64::try_from(latency.as_micros())
+                .unwrap_or(u64::MAX)
+                .max(1),
+        );
+    }
+
+    /// `complete-latency-*` lines for the counters file: count, p50, p99, max (µs).
+    fn latency_lines(&self) -> String {
+        match &self.complete_latency {
+            Some(h) if !h.is_empty() => format!(
+                "complete-latency-count {}\ncomplete-latency-p50-us {}\ncomplete-latency-p99-us {}\ncomplete-latency-max-us {}\n",
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.99),
+                h.max()
+            ),
+            _ => String::new(),
         }
     }
 
@@ -94,7 +124,8 @@ impl MetricsWriter {
     /// Writes now (a failure is logged once).
     pub fn write_now(&mut self, counters: &EmitterCounters) {
         let Some(dir) = &self.dir else { return };
-        let extra = self.streams.as_ref().map(|s| s.lines()).unwrap_or_default();
+        let mut extra = self.streams.as_ref().map(|s| s.lines()).unwrap_or_default();
+        extra.push_str(&self.latency_lines());
         let exceptions = self
             .streams
             .as_ref()
@@ -147,6 +178,32 @@ mod tests {
         fs::remove_file(dir.join("x")).unwrap();
         w.maybe_write(now, &c);
         assert!(!dir.join("x").exists(), "not due again yet");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn complete_latency_percentiles_are_written() {
+        let dir =
+            std::env::temp_dir().join(format!("heron-instance-latency-{}", std::process::id()));
+        let mut w = MetricsWriter::new(Some(dir.clone()), "s", Duration::from_secs(3600));
+        w.write_now(&EmitterCounters::default());
+        let text = fs::read_to_string(dir.join("s")).unwrap();
+        assert!(!text.contains("complete-latency"), "no line before any ack");
+        for ms in 1..=100u64 {
+            w.record_complete_latency(Duration::from_millis(ms));
+        }
+        w.write_now(&EmitterCounters::default());
+        let text = fs::read_to_string(dir.join("s")).unwrap();
+        let value = |key: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{key} missing in {text}"))
+        };
+        assert_eq!(value("complete-latency-count "), 100);
+        let p50 = value("complete-latency-p50-us ");
+        let p99 = value("complete-latency-p99-us ");
+        assert!((49_000..=51_000).contains(&p50), "p50 {p50}");
+        assert!((98_000..=100_100).contains(&p99), "p99 {p99}");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

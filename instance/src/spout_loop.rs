@@ -186,7 +186,8 @@ impl SpoutTask<'_, '_> {
         let me = self.emitter.task_id();
         for ack in &control.acks {
             for root in ack.roots.iter().filter(|r| r.taskid == me) {
-                if let Some((msg, _latency)) = self.emitter.spout_acked(root.key) {
+                if let Some((msg, latency)) = self.emitter.spout_acked(root.key) {
+                    self.shared.metrics.record_complete_latency(latency);
                     self.spout.ack(msg);
                 }
             }

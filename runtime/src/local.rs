@@ -36,6 +36,10 @@ pub struct Counters {
     pub acked: u64,
     /// Tuples failed.
     pub failed: u64,
+    /// Median complete latency (emit to ack) in µs, of the slowest spout task; 0 if none.
+    pub complete_latency_p50_us: u64,
+    /// 99th percentile complete latency in µs, of the slowest spout task; 0 if none.
+    pub complete_latency_p99_us: u64,
 }
 
 impl Counters {
@@ -66,6 +70,17 @@ impl Counters {
             let Ok(value) = value.parse::<u64>() else {
                 continue;
             };
+            match key {
+                "complete-latency-p50-us" => {
+                    self.complete_latency_p50_us = self.complete_latency_p50_us.max(value);
+                    continue;
+                }
+                "complete-latency-p99-us" => {
+                    self.complete_latency_p99_us = self.complete_latency_p99_us.max(value);
+                    continue;
+                }
+                _ => {}
+            }
             let slot = match key {
                 "emitted" => &mut self.emitted,
                 "executed" => &mut self.executed,
@@ -187,12 +202,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("container_1_s_1"),
-            "emitted 10\nexecuted 0\nacked 4\nfailed 1\n",
+            "emitted 10\nexecuted 0\nacked 4\nfailed 1\ncomplete-latency-p50-us 900\ncomplete-latency-p99-us 3000\n",
         )
         .unwrap();
         std::fs::write(
             dir.join("container_2_b_2"),
-            "emitted 5\nexecuted 7\nweird\nacked x\n",
+            "emitted 5\nexecuted 7\nweird\nacked x\ncomplete-latency-p50-us 1200\ncomplete-latency-p99-us 2500\n",
         )
         .unwrap();
         std::fs::write(dir.join(".container_2_b_2.tmp"), "emitted 1000\n").unwrap();
@@ -203,7 +218,10 @@ mod tests {
                 emitted: 15,
                 executed: 7,
                 acked: 4,
-                failed: 1
+                failed: 1,
+                // latencies are the slowest task's, not sums
+                complete_latency_p50_us: 1200,
+                complete_latency_p99_us: 3000,
             }
         );
         assert_eq!(
