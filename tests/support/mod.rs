@@ -36,14 +36,7 @@ impl TestEnv {
 
     /// The topology's working directory (`~/.herondata/topologies/local/<role>/<name>`).
     pub fn working_dir(&self, name: &str) -> Option<PathBuf> {
-        let base = self.home().join(".herondata/topologies/local");
-        for role in std::fs::read_dir(&base).ok()?.flatten() {
-            let p = role.path().join(name);
-            if p.is_dir() {
-                return Some(p);
-            }
-        }
-        None
+        self.working_dir_in("local", name)
     }
 
     /// The `heron` CLI with this env's HOME.
@@ -87,18 +80,7 @@ impl TestEnv {
 
     /// Prints the tail of every log of the topology (for failing tests).
     pub fn dump_logs(&self, name: &str) {
-        let Some(dir) = self.working_dir(name) else {
-            return;
-        };
-        let Ok(entries) = std::fs::read_dir(dir.join("log-files")) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(30)..];
-            eprintln!("---- {} ----\n{}", e.path().display(), tail.join("\n"));
-        }
+        self.dump_logs_in("local", name);
     }
 
     /// Process groups of the topology's executors, from their pid files.
@@ -201,27 +183,7 @@ pub fn example(name: &str) -> PathBuf {
 
 /// Sums one counter over the topology's instance counter files.
 pub fn counter(env: &TestEnv, name: &str, key: &str) -> u64 {
-    let Some(dir) = env.working_dir(name) else {
-        return 0;
-    };
-    let mut sum = 0;
-    for e in std::fs::read_dir(dir.join("metrics"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for line in text.lines() {
-            let mut parts = line.split_whitespace();
-            if parts.next() == Some(key) {
-                sum += parts
-                    .next()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0);
-            }
-        }
-    }
-    sum
+    counter_in(env, "local", name, key)
 }
 
 /// A Python with heronpy's protobuf modules: `$HERONRS_PYTHON`, or a virtualenv made once
