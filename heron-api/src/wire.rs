@@ -20,23 +20,7 @@ const fn key(field: u8, wire: u8) -> u8 {
     (field << 3) | wire
 }
 
-/// Bytes of `v` as a varint.
-pub(crate) fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-pub(crate) fn put_varint(buf: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        buf.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    buf.put_u8(v as u8);
-}
-
-/// An `int32` is sign-extended to 64 bits on the wire.
-fn int32_varint(v: i32) -> u64 {
-    i64::from(v) as u64
-}
+pub(crate) use heron_proto::wire::{int32 as int32_varint, put_varint, varint_len};
 
 /// The encoded `StreamId` message, as the `stream` field (1) of a `HeronDataTupleSet`.
 pub(crate) fn stream_field(id: &str, component: &str) -> Vec<u8> {

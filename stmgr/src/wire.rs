@@ -9,7 +9,6 @@
 //! layouts are those of `tuple.proto` (`HeronTupleSet`, `HeronDataTupleSet`, `HeronDataTuple`,
 //! `RootId`, `StreamId`).
 
-use bytes::{BufMut, BytesMut};
 
 /// Why bytes are not a valid encoding of the expected message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -350,35 +349,7 @@ pub(crate) fn read_root(root: &[u8]) -> (i32, i64) {
     (task, key)
 }
 
-/// Writes `value` as a varint into `dst`, returning the number of bytes used.
-pub(crate) fn write_varint(dst: &mut [u8], mut value: u64) -> usize {
-    let mut i = 0;
-    while value >= 0x80 {
-        dst[i] = (value as u8) | 0x80;
-        value >>= 7;
-        i += 1;
-    }
-    dst[i] = value as u8;
-    i + 1
-}
-
-/// Appends `value` as a varint.
-pub(crate) fn put_varint(buf: &mut BytesMut, value: u64) {
-    let mut tmp = [0u8; 10];
-    let n = write_varint(&mut tmp, value);
-    buf.put_slice(&tmp[..n]);
-}
-
-/// The number of bytes of `value` as a varint.
-pub(crate) fn varint_len(value: u64) -> usize {
-    // 1 byte per 7 significant bits, at least 1.
-    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-/// An `int32` field's varint value (negative numbers are sign-extended to 64 bits).
-pub(crate) fn int32(value: i32) -> u64 {
-    i64::from(value) as u64
-}
+pub(crate) use heron_proto::wire::{int32, put_varint, varint_len, write_varint};
 
 #[cfg(test)]
 mod tests {
