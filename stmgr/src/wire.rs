@@ -9,7 +9,6 @@
 //! layouts are those of `tuple.proto` (`HeronTupleSet`, `HeronDataTupleSet`, `HeronDataTuple`,
 //! `RootId`, `StreamId`).
 
-
 /// Why bytes are not a valid encoding of the expected message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum WireError {
