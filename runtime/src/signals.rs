@@ -25,18 +25,7 @@ pub fn ctrl_c_flag() -> Arc<AtomicBool> {
         Arc::new(AtomicBool::new(false))
     });
     if installed {
-        let handler: extern "C" fn(libc::c_int) = on_signal;
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: a zeroed sigaction with our handler and an empty mask is valid; the
-            // handler only touches an initialized atomic and may call _exit.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = handler as libc::sighandler_t;
-                libc::sigemptyset(&mut action.sa_mask);
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigaction(sig, &action, std::ptr::null_mut());
-            }
-        }
+        heron_scheduler::process::on_termination_signals(on_signal);
     }
     flag.clone()
 }

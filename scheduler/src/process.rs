@@ -235,3 +235,19 @@ fn signal_name(sig: i32) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+/// Installs `handler` for SIGINT and SIGTERM (with `SA_RESTART`). The handler must be
+/// async-signal-safe.
+pub fn on_termination_signals(handler: extern "C" fn(libc::c_int)) {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler and an empty mask is valid; the caller
+        // promises the handler is async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
