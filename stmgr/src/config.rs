@@ -51,7 +51,7 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(1);
 pub const PACKET_OVERHEAD: usize = 1024;
 
 /// The most input events the core handles before it looks at its timers and flushes.
-pub const MAX_EVENTS_PER_ROUND: usize = 1024;
+pub const MAX_EVENTS_PER_ROUND: usize = 64;
 
 /// How long a new physical plan is held back from local instances while the links to the
 /// other stream managers come up.

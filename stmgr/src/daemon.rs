@@ -27,7 +27,8 @@ use tokio::sync::{mpsc, watch};
 use tracing::{debug, info};
 
 /// Room in the event channel, in events (a read's worth of packets each).
-const EVENT_QUEUE: usize = 1024;
+/// Bounded so that a core falling behind holds a few MB of reads, not hundreds.
+const EVENT_QUEUE: usize = 64;
 /// How often the tuple counters are logged (at debug level) while there is traffic.
 const STATS_INTERVAL: Duration = Duration::from_secs(10);
 

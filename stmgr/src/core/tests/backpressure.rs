@@ -120,7 +120,11 @@ fn late_joiners_get_the_current_state() {
 fn watermarks_come_from_the_topology_config() {
     use heron_proto::api::config::KeyValue;
     let mut p = plan_with(api::Grouping::All);
-    assert_eq!(watermarks(&p), (100 << 20, 50 << 20), "Heron's defaults");
+    assert_eq!(
+        watermarks(&p),
+        (4 << 20, 2 << 20),
+        "our defaults (Heron: 100 / 50 MB)"
+    );
     p.topology.topology_config = Some(api::Config {
         kvs: vec![
             KeyValue {
