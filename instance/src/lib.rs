@@ -78,8 +78,8 @@ impl Default for RunOptions {
             connect_retry_interval: Duration::from_secs(1),
             register_timeout: Duration::from_secs(60),
             metrics_interval: Duration::from_secs(1),
-            in_queue_capacity: 128,
-            out_queue_capacity: 128,
+            in_queue_capacity: 16,
+            out_queue_capacity: 32,
         }
     }
 }
