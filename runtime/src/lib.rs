@@ -10,6 +10,7 @@
 //!
 //! May depend on every heron-rs crate; `anyhow` is used only in the CLI module.
 
+mod allocator;
 mod cli;
 pub mod cluster;
 mod local;

@@ -50,6 +50,7 @@ where
         }
     };
     let role = parsed.role;
+    crate::allocator::tune();
     logging::init(&role.process_name());
     let topology = match build(role.user_args()) {
         Ok(t) => t,
