@@ -3,7 +3,8 @@
 //! runs as real processes. With back pressure the stream managers stop reading their spouts,
 //! so their memory stays bounded while the bolt is slow; when it speeds up, throughput
 //! recovers. With our selective mode, only the spouts upstream of the slow bolt stop. The
-//! tests run one at a time; numbers are printed with `--nocapture`.
+//! tracker names the slow bolt as the cause of back pressure. The tests run one at a time;
+//! numbers are printed with `--nocapture`.
 
 mod support;
 
@@ -11,6 +12,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use support::{fresh_example, role_pids, wait_for, TestEnv};
+
+use heron_statemgr::StateManagerSpec;
+use heron_tracker::Cluster;
 
 const NAME: &str = "SlowBolt";
 const RATE: u64 = 20_000;
@@ -217,4 +221,82 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
         "the spouts of the other path stalled for {longest_stall:?}"
     );
     assert!(max_rss < 150 << 20, "stream manager memory grew");
+}
+
+#[test]
+fn the_tracker_names_the_slow_bolt_as_the_cause_of_back_pressure() {
+    let _serial = serial();
+    let mut env = TestEnv::new();
+    let out = env.home().join("counts");
+    std::fs::create_dir_all(&out).unwrap();
+    let submitted = env.submit(
+        NAME,
+        &fresh_example("slow_bolt"),
+        &[
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--rate",
+            &RATE.to_string(),
+            "--slow-rate",
+            "1000",
+            "--slow-secs",
+            "600",
+        ],
+    );
+    assert!(submitted.status.success(), "submit failed");
+    let clusters = vec![Cluster::new(
+        "local",
+        StateManagerSpec::Local(env.state_root()),
+    )];
+    let tracker =
+        heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters).expect("tracker");
+    let path = format!(
+        "/topologies/backpressure?cluster=local&environ=default&topology={NAME}&interval=10"
+    );
+    let bp = wait_for(
+        Duration::from_secs(90),
+        "the slow bolt reported as causing back pressure",
+        || {
+            let got = support::http::get(tracker.addr, &path);
+            if got.status != 200 {
+                return None;
+            }
+            let v = got.json();
+            let slow = v["causes"]["slow"].as_object()?;
+            let held = v["throttled"]["source"].as_object()?;
+            (slow.values().any(|ms| ms.as_f64() > Some(0.0)) && !held.is_empty()).then_some(v)
+        },
+    );
+    eprintln!("back pressure: {bp}");
+    let causes: Vec<&String> = bp["causes"].as_object().unwrap().keys().collect();
+    assert_eq!(causes, ["slow"], "only the slow bolt causes it: {bp}");
+    for id in bp["causes"]["slow"].as_object().unwrap().keys() {
+        assert!(id.contains("_slow_"), "an instance of the slow bolt: {id}");
+    }
+    // The same figure through Heron's metrics API, on the stream managers' component.
+    let id = bp["causes"]["slow"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap();
+    let metric = format!("__time_spent_back_pressure_by_compid/{id}");
+    let m = support::http::get(
+        tracker.addr,
+        &format!(
+            "/topologies/metrics?cluster=local&environ=default&topology={NAME}\
+             &component=__stmgr__&metricname={metric}&interval=-1"
+        ),
+    )
+    .json();
+    let ms: f64 = m["metrics"][&metric]
+        .as_object()
+        .map(|o| {
+            o.values()
+                .filter_map(|v| v.as_str()?.parse::<f64>().ok())
+                .sum()
+        })
+        .unwrap_or(0.0);
+    eprintln!("{metric}: {ms} ms");
+    assert!(ms > 0.0, "{m}");
 }

@@ -14,7 +14,7 @@ use heron_tracker::Cluster;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{example, wait_for, TestEnv};
+use support::{example, fresh_example, wait_for, TestEnv};
 
 fn target_dir() -> PathBuf {
     // target/<profile>/deps/<test> -> target/
@@ -114,6 +114,86 @@ fn tracker_page_in_headless_chromium() {
     eprintln!("screenshot: {}", path.display());
 
     // Console errors or uncaught exceptions during the whole run fail the test.
+    b.eval("1");
+    assert!(b.errors.is_empty(), "console errors: {:#?}", b.errors);
+}
+
+/// The page marks the component that causes back pressure (the slow bolt of `slow_bolt`) with
+/// the class `bp-cause` and a label, on its graph node, its chart and its instances' rows,
+/// apart from the spouts it throttles (class `backpressure`).
+#[test]
+fn tracker_page_marks_the_component_causing_back_pressure() {
+    let Some(chromium) = cdp::chromium() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("chromium is not installed; .ci/run installs Debian's chromium package");
+        }
+        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let mut env = TestEnv::new();
+    let out = env.home().join("counts");
+    std::fs::create_dir_all(&out).unwrap();
+    let submitted = env.submit(
+        "SlowBolt",
+        &fresh_example("slow_bolt"),
+        &[
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--rate",
+            "20000",
+            "--slow-rate",
+            "1000",
+            "--slow-secs",
+            "600",
+        ],
+    );
+    assert!(submitted.status.success(), "submit failed");
+    let clusters = vec![Cluster::new(
+        "local",
+        StateManagerSpec::Local(env.state_root()),
+    )];
+    let tracker =
+        heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters).expect("tracker");
+    let url = format!(
+        "{}?cluster=local&environ=default&topology=SlowBolt",
+        tracker.url()
+    );
+    let mut b = cdp::Browser::start(&chromium);
+    b.navigate(&url);
+    let s = wait_for(
+        Duration::from_secs(90),
+        "the page to mark the slow bolt",
+        || {
+            let s = summary(&mut b);
+            let causes = s["backpressureCauses"].as_array()?;
+            causes.iter().any(|c| c == "slow").then_some(s)
+        },
+    );
+    assert_eq!(s["backpressureCauses"], serde_json::json!(["slow"]), "{s}");
+    let marked = b.eval("Array.from(document.querySelectorAll('#graph .node.bp-cause')).map(n => n.dataset.component).join(',')");
+    assert_eq!(marked, "slow");
+    let label = b.eval("document.querySelector('#graph .node.bp-cause text.bp-label').textContent");
+    assert_eq!(label, "causes back pressure");
+    let chart = b.eval("document.querySelector('.chart.bp-cause h3').textContent");
+    assert!(
+        chart
+            .as_str()
+            .is_some_and(|t| t.contains("causes back pressure")),
+        "chart heading: {chart}"
+    );
+    let rows = b.eval("Array.from(document.querySelectorAll('#containers li.bp-cause')).map(l => l.dataset.instance).join(',')");
+    assert!(
+        rows.as_str()
+            .is_some_and(|r| !r.is_empty() && r.split(',').all(|i| i.contains("_slow_"))),
+        "rows of the slow bolt's instances: {rows}"
+    );
+    // the spouts are not marked as the cause
+    let spout = b.eval("document.querySelector('#graph .node[data-component=\"source\"]').classList.contains('bp-cause')");
+    assert_eq!(spout, false);
+    let png = b.screenshot();
+    let path = target_dir().join("tracker-page-backpressure.png");
+    std::fs::write(&path, &png).expect("write the screenshot");
+    eprintln!("screenshot: {}", path.display());
     b.eval("1");
     assert!(b.errors.is_empty(), "console errors: {:#?}", b.errors);
 }

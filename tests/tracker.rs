@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::http::get;
-use support::{example, wait_for, TestEnv};
+use support::{example, fresh_example, wait_for, TestEnv};
 
 const Q: &str = "cluster=local&environ=default&topology=WordCount";
 
@@ -486,4 +486,87 @@ fn per_stream_counts_and_every_grouping_in_the_plan() {
         || (total_in(addr, q, "everyone", "__execute-count/marks") > 0.0).then_some(()),
     );
     assert!(env.kill("RoutingCheck").status.success());
+}
+
+/// One metric of `/topologies/metrics` (interval -1: all) per instance.
+fn per_instance(addr: SocketAddr, q: &str, component: &str, metric: &str) -> Vec<(String, f64)> {
+    let m = ok(
+        addr,
+        &format!("/topologies/metrics?{q}&component={component}&metricname={metric}&interval=-1"),
+    );
+    m["metrics"][metric]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(i, v)| Some((i.clone(), v.as_str()?.parse::<f64>().ok()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn latencies_acks_per_stream_and_stmgr_bytes_of_an_at_least_once_topology() {
+    let mut env = TestEnv::new();
+    let out_dir = env.home().join("ledger-out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let submitted = env.submit(
+        "Ledger",
+        &fresh_example("ledger"),
+        &[
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+            "--ids",
+            "10000000",
+            "--rate",
+            "1000",
+        ],
+    );
+    assert!(submitted.status.success(), "submit failed");
+    let addr = start_tracker(&env);
+    let q = "cluster=local&environ=default&topology=Ledger";
+    let positive = |component: &str, metric: &str| {
+        let what = format!("{metric} of {component} > 0");
+        wait_for(Duration::from_secs(90), &what, || {
+            let v = per_instance(addr, q, component, metric);
+            v.iter().any(|(_, x)| *x > 0.0).then_some(v)
+        })
+    };
+    // Latencies are in ns (Heron's unit); averages over the instances' intervals.
+    let complete = positive("ledger", "__complete-latency/default");
+    eprintln!("spout complete latency (ns): {complete:?}");
+    for (component, stream) in [
+        ("relay", "default"),
+        ("sink", "default"),
+        ("sink", "copies"),
+    ] {
+        let execute = positive(component, &format!("__execute-latency/{stream}"));
+        let process = positive(component, &format!("__process-latency/{stream}"));
+        eprintln!("{component} on {stream}: execute {execute:?}, process {process:?} (ns)");
+    }
+    // Acks per stream: the spout's trees on `default`, the sink's inputs on both streams.
+    positive("ledger", "__ack-count/default");
+    let copies = positive("sink", "__ack-count/copies");
+    eprintln!("sink acks on stream copies: {copies:?}");
+    // The stream managers count bytes both ways, and the counts grow.
+    for metric in [
+        "__server/__bytes_from_workers",
+        "__server/__bytes_to_workers",
+        "__server/__bytes_to_stmgrs",
+        "__server/__bytes_from_stmgrs",
+    ] {
+        let first = wait_for(Duration::from_secs(30), metric, || {
+            let t = total_in(addr, q, "__stmgr__", metric);
+            (t > 0.0).then_some(t)
+        });
+        let second = wait_for(
+            Duration::from_secs(30),
+            &format!("{metric} growing"),
+            || {
+                let t = total_in(addr, q, "__stmgr__", metric);
+                (t > first).then_some(t)
+            },
+        );
+        eprintln!("{metric}: {first} then {second}");
+    }
+    assert!(env.kill("Ledger").status.success());
 }

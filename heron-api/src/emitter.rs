@@ -43,23 +43,28 @@ struct OutStream {
     /// The encoded `stream` field of this stream's data sets.
     stream_field: Vec<u8>,
     custom: Vec<Box<dyn CustomStreamGrouping>>,
+    /// Spout trees rooted on this stream: acks, fails, complete latencies.
+    tally: StreamTally,
 }
 
-/// The spout's tuples in flight (ATLEAST_ONCE): root key → (message id, emit time), with
-/// insertion order kept for expiry.
+/// A tracked spout tuple: message id, emit time, index of its stream.
+type Tracked = (MessageId, Instant, usize);
+
+/// The spout's tuples in flight (ATLEAST_ONCE): root key → (message id, emit time, stream),
+/// with insertion order kept for expiry.
 #[derive(Default)]
 struct InFlight {
-    map: HashMap<i64, (MessageId, Instant)>,
+    map: HashMap<i64, Tracked>,
     order: VecDeque<(i64, Instant)>,
 }
 
 impl InFlight {
-    fn insert(&mut self, key: i64, msg: MessageId, at: Instant) {
-        self.map.insert(key, (msg, at));
+    fn insert(&mut self, key: i64, msg: MessageId, at: Instant, stream: usize) {
+        self.map.insert(key, (msg, at, stream));
         self.order.push_back((key, at));
     }
 
-    fn remove(&mut self, key: i64) -> Option<(MessageId, Instant)> {
+    fn remove(&mut self, key: i64) -> Option<Tracked> {
         let found = self.map.remove(&key);
         // Keep `order` from growing without bound with entries already acked.
         if found.is_some() && self.order.len() > 2 * self.map.len() + 1024 {
@@ -69,17 +74,17 @@ impl InFlight {
         found
     }
 
-    fn expire(&mut self, deadline: Instant, out: &mut Vec<MessageId>) {
+    fn expire(&mut self, deadline: Instant, out: &mut Vec<(MessageId, usize)>) {
         while let Some(&(key, at)) = self.order.front() {
             if at > deadline {
                 break;
             }
             self.order.pop_front();
-            if let Some((msg, emitted)) = self.map.remove(&key) {
+            if let Some((msg, emitted, stream)) = self.map.remove(&key) {
                 if emitted == at {
-                    out.push(msg);
+                    out.push((msg, stream));
                 } else {
-                    self.map.insert(key, (msg, emitted));
+                    self.map.insert(key, (msg, emitted, stream));
                 }
             }
         }
@@ -147,6 +152,7 @@ pub struct Emitter {
     errors: Vec<String>,
     counters: EmitterCounters,
     rng: KeyRng,
+    bolt: stats::BoltClock,
 }
 
 impl Emitter {
@@ -163,6 +169,7 @@ impl Emitter {
                 stream_field: crate::wire::stream_field(&d.id, component),
                 decl: d.clone(),
                 custom: Vec::new(),
+                tally: StreamTally::default(),
             })
             .collect();
         Emitter {
@@ -184,6 +191,7 @@ impl Emitter {
             errors: Vec::new(),
             counters: EmitterCounters::default(),
             rng: KeyRng::new(),
+            bolt: stats::BoltClock::new(),
         }
     }
 
@@ -249,8 +257,14 @@ impl Emitter {
         }
     }
 
-    /// Validates and queues one data tuple.
-    fn push(&mut self, stream: &str, direct: Option<i32>, values: Values, roots: &[(i32, i64)]) {
+    /// Validates and queues one data tuple; returns its stream's index.
+    fn push(
+        &mut self,
+        stream: &str,
+        direct: Option<i32>,
+        values: Values,
+        roots: &[(i32, i64)],
+    ) -> usize {
         let si = self.stream_index(stream);
         let out = &mut self.streams[si];
         if values.len() != out.decl.fields.len() {
@@ -297,6 +311,7 @@ impl Emitter {
         crate::wire::put_data_tuple(&mut self.tuples, roots, &values, &self.dests);
         self.open_count += 1;
         self.counters.emitted += 1;
+        si
     }
 
     fn close_data(&mut self) {
@@ -343,14 +358,17 @@ impl Emitter {
                         break k;
                     }
                 };
-                self.push(stream, direct, values, &[(self.task_id, key)]);
-                self.in_flight.insert(key, msg, Instant::now());
+                let si = self.push(stream, direct, values, &[(self.task_id, key)]);
+                self.in_flight.insert(key, msg, Instant::now(), si);
             }
             Some(msg) => {
-                self.push(stream, direct, values, &[]);
+                let si = self.push(stream, direct, values, &[]);
+                self.streams[si].tally.acked += 1;
                 self.immediate_acks.push(msg);
             }
-            None => self.push(stream, direct, values, &[]),
+            None => {
+                self.push(stream, direct, values, &[]);
+            }
         }
     }
 
@@ -393,6 +411,7 @@ impl Emitter {
     /// `AckTuple{roots, ackedtuple: key}` to the control set.
     pub fn ack(&mut self, tuple: &Tuple) {
         self.counters.acked += 1;
+        self.bolt.acked(tuple, true);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
             self.control.acks.push(Self::control_tuple(tuple));
             self.after_control();
@@ -402,6 +421,7 @@ impl Emitter {
     /// A bolt fails an input tuple (see [`ack`](Self::ack)).
     pub fn fail(&mut self, tuple: &Tuple) {
         self.counters.failed += 1;
+        self.bolt.acked(tuple, false);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
             self.control.fails.push(Self::control_tuple(tuple));
             self.after_control();
@@ -484,15 +504,27 @@ impl Emitter {
     /// The tuple tree of `root_key` completed: its message id and time since emit, counted
     /// as acked. `None` for an unknown (expired) key.
     pub fn spout_acked(&mut self, root_key: i64) -> Option<(MessageId, Duration)> {
-        let (msg, at) = self.in_flight.remove(root_key)?;
+        self.spout_acked_at(root_key, Instant::now())
+    }
+
+    /// [`spout_acked`](Self::spout_acked) with the time of the ack given (one clock read for
+    /// a whole control set). Adds the complete latency to its stream's tally.
+    pub fn spout_acked_at(&mut self, root_key: i64, now: Instant) -> Option<(MessageId, Duration)> {
+        let (msg, at, si) = self.in_flight.remove(root_key)?;
         self.counters.acked += 1;
-        Some((msg, at.elapsed()))
+        let latency = now.saturating_duration_since(at);
+        let t = &mut self.streams[si].tally;
+        t.acked += 1;
+        t.latency_ns += u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        t.latency_count += 1;
+        Some((msg, latency))
     }
 
     /// The tuple tree of `root_key` failed: its message id, counted as failed.
     pub fn spout_failed(&mut self, root_key: i64) -> Option<MessageId> {
-        let (msg, _) = self.in_flight.remove(root_key)?;
+        let (msg, _, si) = self.in_flight.remove(root_key)?;
         self.counters.failed += 1;
+        self.streams[si].tally.failed += 1;
         Some(msg)
     }
 
@@ -504,7 +536,12 @@ impl Emitter {
             self.in_flight.expire(deadline, &mut out);
         }
         self.counters.failed += out.len() as u64;
-        out
+        out.into_iter()
+            .map(|(msg, si)| {
+                self.streams[si].tally.failed += 1;
+                msg
+            })
+            .collect()
     }
 
     /// Counts one executed tuple (called by the runtime).
@@ -517,6 +554,9 @@ impl Emitter {
         self.counters
     }
 }
+
+mod stats;
+pub use stats::StreamTally;
 
 #[cfg(test)]
 mod tests;

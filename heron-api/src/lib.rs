@@ -74,8 +74,8 @@ pub use context::{TopologyContext, TopologyContextBuilder};
 pub use declarer::{OutputFieldsDeclarer, StreamDecl};
 #[doc(hidden)]
 pub use emitter::{
-    Emitter, EmitterCounters, CONTROL_SET_MAX_TUPLES, DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES,
-    MAX_TUPLE_BYTES,
+    Emitter, EmitterCounters, StreamTally, CONTROL_SET_MAX_TUPLES, DATA_SET_MAX_BYTES,
+    DATA_SET_MAX_TUPLES, MAX_TUPLE_BYTES,
 };
 pub use error::{ContextError, FailedException, TopologyError};
 pub use fields::Fields;

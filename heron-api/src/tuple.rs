@@ -64,6 +64,9 @@ pub struct Tuple {
     values: Values,
     key: i64,
     roots: Roots,
+    /// The runtime's estimate of when `execute` started on this tuple (ns on its batch
+    /// clock; 0: not stamped), for the process latency of its ack.
+    started_ns: u64,
 }
 
 impl Tuple {
@@ -82,6 +85,7 @@ impl Tuple {
             values,
             key: 0,
             roots: Roots::None,
+            started_ns: 0,
         }
     }
 
@@ -106,7 +110,17 @@ impl Tuple {
             values,
             key,
             roots,
+            started_ns: 0,
         }
+    }
+
+    /// The runtime's execute-start stamp (see `Emitter::stamp`).
+    pub(crate) fn started_ns(&self) -> u64 {
+        self.started_ns
+    }
+
+    pub(crate) fn set_started_ns(&mut self, ns: u64) {
+        self.started_ns = ns;
     }
 
     /// A tick tuple: component `__system`, stream `__tick`, task -1, no values.

@@ -40,7 +40,7 @@ pub(crate) fn run(
     task.bolt.prepare(ctx);
     let result = task.main_loop(pending);
     task.bolt.cleanup();
-    task.shared.metrics.write_now(&task.emitter.counters());
+    task.shared.metrics.write_now(&task.emitter);
     result
 }
 
@@ -78,16 +78,18 @@ impl BoltTask<'_, '_, '_> {
             let now = Instant::now();
             if let (Some(every), Some(at)) = (tick_every, next_tick) {
                 if now >= at {
-                    let tick = Tuple::tick();
+                    let mut tick = Tuple::tick();
+                    self.emitter.begin_batch(now);
+                    self.emitter.stamp(&mut tick);
                     self.bolt
                         .execute(&tick, &mut OutputCollector::new(&mut self.emitter));
+                    let stream = tick.source_stream();
+                    self.emitter.end_batch(Instant::now(), stream, 1);
                     self.shared.flush(&mut self.emitter)?;
                     next_tick = Some(now + every);
                 }
             }
-            self.shared
-                .metrics
-                .maybe_write(now, &self.emitter.counters());
+            self.shared.metrics.maybe_write(now, &self.emitter);
         }
     }
 
@@ -100,14 +102,26 @@ impl BoltTask<'_, '_, '_> {
                         tracing::warn!("a bolt received control tuples; ignoring them");
                     }
                     self.decoder.decode_into(self.ctx, &set, &mut self.tuples);
-                    for tuple in self.tuples.drain(..) {
+                    let n = self.tuples.len() as u64;
+                    if n == 0 {
+                        continue;
+                    }
+                    // one clock read at each end of the set (docs/internals.md, latencies)
+                    self.emitter.begin_batch(Instant::now());
+                    for mut tuple in self.tuples.drain(..) {
+                        self.emitter.stamp(&mut tuple);
                         self.bolt
                             .execute(&tuple, &mut OutputCollector::new(&mut self.emitter));
                         self.emitter.count_executed();
                         if self.emitter.pending_bytes() >= FLUSH_BYTES {
+                            // time blocked on a full out-queue is not execute time
+                            let blocked = Instant::now();
                             self.shared.flush(&mut self.emitter)?;
+                            self.emitter.exclude_from_batch(blocked.elapsed());
                         }
                     }
+                    let stream = set.data.as_ref().map_or("", |d| d.stream.id.as_str());
+                    self.emitter.end_batch(Instant::now(), stream, n);
                 }
                 InMsg::Plan(pplan) => {
                     self.shared.check_plan(&pplan)?;

@@ -83,6 +83,7 @@ pub(crate) fn run(
             config.metrics_dir.clone(),
             &config.instance_id,
             options.metrics_interval,
+            topology.is_spout(&config.component_name),
         ),
     };
     // Wait for the first physical plan; keep whatever follows it for the loop.

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use heron_api::EmitterCounters;
+use heron_api::{Emitter, EmitterCounters, StreamTally};
 
 /// Writes `counters` to `<dir>/<instance_id>` atomically (a temporary file renamed over it),
 /// creating `dir` if needed. Lines: `emitted N`, `executed N`, `acked N`, `failed N`.
@@ -55,6 +55,32 @@ pub fn read_counters(path: &Path) -> io::Result<EmitterCounters> {
     Ok(c)
 }
 
+/// Appends the per-stream lines of `tallies`: `__ack-count/<stream> N`,
+/// `__fail-count/<stream> N`, and for each latency (ns, Heron's unit) its cumulative sum and
+/// count as `sum:<metric>/<stream> NS` and `count:<metric>/<stream> N`, from which the stream
+/// manager publishes the interval's average. Spouts: `__complete-latency`; bolts:
+/// `__execute-latency` and `__process-latency`.
+pub fn tally_lines<'a>(
+    out: &mut String,
+    tallies: impl Iterator<Item = (&'a str, &'a StreamTally)>,
+    spout: bool,
+) {
+    use std::fmt::Write;
+    for (s, t) in tallies {
+        let _ = writeln!(out, "__ack-count/{s} {}", t.acked);
+        let _ = writeln!(out, "__fail-count/{s} {}", t.failed);
+        let mut latency = |name: &str, sum: u64, n: u64| {
+            let _ = writeln!(out, "sum:{name}/{s} {sum}\ncount:{name}/{s} {n}");
+        };
+        if spout {
+            latency("__complete-latency", t.latency_ns, t.latency_count);
+        } else {
+            latency("__execute-latency", t.execute_ns, t.execute_count);
+            latency("__process-latency", t.latency_ns, t.latency_count);
+        }
+    }
+}
+
 /// Writes the counters file when it is due.
 pub(crate) struct MetricsWriter {
     dir: Option<PathBuf>,
@@ -66,10 +92,13 @@ pub(crate) struct MetricsWriter {
     streams: Option<std::sync::Arc<crate::stream_metrics::StreamMetrics>>,
     /// Complete latencies (emit to ack) of this spout's tuples, in microseconds.
     complete_latency: Option<hdrhistogram::Histogram<u64>>,
+    /// Whether the task is a spout (per-stream lines of output streams) or a bolt (of input
+    /// streams).
+    spout: bool,
 }
 
 impl MetricsWriter {
-    pub fn new(dir: Option<PathBuf>, instance_id: &str, interval: Duration) -> Self {
+    pub fn new(dir: Option<PathBuf>, instance_id: &str, interval: Duration, spout: bool) -> Self {
         MetricsWriter {
             dir,
             instance_id: instance_id.to_owned(),
@@ -78,6 +107,7 @@ impl MetricsWriter {
             warned: false,
             streams: crate::stream_metrics::current(),
             complete_latency: None,
+            spout,
         }
     }
 
@@ -114,17 +144,23 @@ impl MetricsWriter {
     }
 
     /// Writes if due.
-    pub fn maybe_write(&mut self, now: Instant, counters: &EmitterCounters) {
+    pub fn maybe_write(&mut self, now: Instant, emitter: &Emitter) {
         if now >= self.next {
-            self.write_now(counters);
+            self.write_now(emitter);
             self.next = now + self.interval;
         }
     }
 
     /// Writes now (a failure is logged once).
-    pub fn write_now(&mut self, counters: &EmitterCounters) {
+    pub fn write_now(&mut self, emitter: &Emitter) {
         let Some(dir) = &self.dir else { return };
+        let counters = emitter.counters();
         let mut extra = self.streams.as_ref().map(|s| s.lines()).unwrap_or_default();
+        if self.spout {
+            tally_lines(&mut extra, emitter.output_tallies(), true);
+        } else {
+            tally_lines(&mut extra, emitter.input_tallies(), false);
+        }
         extra.push_str(&self.latency_lines());
         let exceptions = self
             .streams
@@ -132,7 +168,7 @@ impl MetricsWriter {
             .map(|s| s.exception_lines())
             .unwrap_or_default();
         let written =
-            write_counters_with(dir, &self.instance_id, counters, &extra).and_then(|()| {
+            write_counters_with(dir, &self.instance_id, &counters, &extra).and_then(|()| {
                 if exceptions.is_empty() {
                     return Ok(());
                 }
@@ -152,6 +188,43 @@ impl MetricsWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use heron_api::{Fields, ReliabilityMode, StreamDecl};
+
+    fn emitter() -> Emitter {
+        let decl = StreamDecl {
+            id: "marks".into(),
+            fields: Fields::new(["x"]),
+            direct: false,
+        };
+        Emitter::new("c", 1, ReliabilityMode::AtMostOnce, &[decl])
+    }
+
+    #[test]
+    fn per_stream_tally_lines() {
+        let t = StreamTally {
+            acked: 3,
+            failed: 1,
+            latency_ns: 900,
+            latency_count: 3,
+            execute_ns: 50,
+            execute_count: 5,
+        };
+        let mut spout = String::new();
+        tally_lines(&mut spout, [("marks", &t)].into_iter(), true);
+        assert_eq!(
+            spout,
+            "__ack-count/marks 3\n__fail-count/marks 1\n\
+             sum:__complete-latency/marks 900\ncount:__complete-latency/marks 3\n"
+        );
+        let mut bolt = String::new();
+        tally_lines(&mut bolt, [("words", &t)].into_iter(), false);
+        assert_eq!(
+            bolt,
+            "__ack-count/words 3\n__fail-count/words 1\n\
+             sum:__execute-latency/words 50\ncount:__execute-latency/words 5\n\
+             sum:__process-latency/words 900\ncount:__process-latency/words 3\n"
+        );
+    }
 
     #[test]
     fn write_then_read() {
@@ -171,12 +244,13 @@ mod tests {
             !dir.join(".container_1_split_3.tmp").exists(),
             "renamed into place"
         );
-        let mut w = MetricsWriter::new(Some(dir.clone()), "x", Duration::from_secs(3600));
+        let mut w = MetricsWriter::new(Some(dir.clone()), "x", Duration::from_secs(3600), false);
         let now = Instant::now();
-        w.maybe_write(now, &c);
+        let e = emitter();
+        w.maybe_write(now, &e);
         assert!(dir.join("x").exists());
         fs::remove_file(dir.join("x")).unwrap();
-        w.maybe_write(now, &c);
+        w.maybe_write(now, &e);
         assert!(!dir.join("x").exists(), "not due again yet");
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -185,14 +259,17 @@ mod tests {
     fn complete_latency_percentiles_are_written() {
         let dir =
             std::env::temp_dir().join(format!("heron-instance-latency-{}", std::process::id()));
-        let mut w = MetricsWriter::new(Some(dir.clone()), "s", Duration::from_secs(3600));
-        w.write_now(&EmitterCounters::default());
+        let mut w = MetricsWriter::new(Some(dir.clone()), "s", Duration::from_secs(3600), true);
+        w.write_now(&emitter());
         let text = fs::read_to_string(dir.join("s")).unwrap();
-        assert!(!text.contains("complete-latency"), "no line before any ack");
+        assert!(
+            !text.contains("complete-latency-p50"),
+            "no line before any ack"
+        );
         for ms in 1..=100u64 {
             w.record_complete_latency(Duration::from_millis(ms));
         }
-        w.write_now(&EmitterCounters::default());
+        w.write_now(&emitter());
         let text = fs::read_to_string(dir.join("s")).unwrap();
         let value = |key: &str| -> u64 {
             text.lines()

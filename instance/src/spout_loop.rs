@@ -56,7 +56,7 @@ pub(crate) fn run(
     }
     let result = task.main_loop(pending, max_pending, timeout);
     task.spout.close();
-    task.shared.metrics.write_now(&task.emitter.counters());
+    task.shared.metrics.write_now(&task.emitter);
     result
 }
 
@@ -94,9 +94,7 @@ impl SpoutTask<'_, '_> {
                     next_expiry = expiry_every.map(|e| now + e);
                 }
             }
-            self.shared
-                .metrics
-                .maybe_write(now, &self.emitter.counters());
+            self.shared.metrics.maybe_write(now, &self.emitter);
 
             if !emitted && !got_input {
                 let wait = if self.running { IDLE_WAIT } else { PAUSED_WAIT };
@@ -184,9 +182,11 @@ impl SpoutTask<'_, '_> {
     /// Acks and fails from the stream manager: each root of ours names an in-flight tuple.
     fn control(&mut self, control: &HeronControlTupleSet) {
         let me = self.emitter.task_id();
+        // one clock read for the whole set
+        let now = Instant::now();
         for ack in &control.acks {
             for root in ack.roots.iter().filter(|r| r.taskid == me) {
-                if let Some((msg, latency)) = self.emitter.spout_acked(root.key) {
+                if let Some((msg, latency)) = self.emitter.spout_acked_at(root.key, now) {
                     self.shared.metrics.record_complete_latency(latency);
                     self.spout.ack(msg);
                 }

@@ -180,6 +180,18 @@ fn bolt_executes_batches_emits_anchored_and_acks() {
     }));
     let c = heron_instance::read_counters(&file).unwrap();
     assert_eq!((c.emitted, c.acked, c.failed), (4, 4, 1));
+    // ... with per-input-stream acks, fails and latency sums and counts (ns).
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = |key: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+    };
+    assert_eq!(line("__ack-count/default"), 4);
+    assert_eq!(line("__fail-count/default"), 1);
+    assert_eq!(line("count:__execute-latency/default"), 5);
+    assert!(line("sum:__execute-latency/default") > 0);
+    assert_eq!(line("count:__process-latency/default"), 4);
 
     // The stream manager goes away: the instance stops with Disconnected.
     drop(sm);

@@ -111,6 +111,11 @@ impl BackPressure {
         self.slow.retain(|(c, _)| *c != conn);
     }
 
+    /// The connections slow now.
+    pub fn slow_conns(&self) -> impl Iterator<Item = ConnId> + '_ {
+        self.slow.iter().map(|(c, _)| *c)
+    }
+
     /// `true` while some connection must be sampled again soon (it is slow).
     pub fn polling(&self) -> bool {
         !self.slow.is_empty()

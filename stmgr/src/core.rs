@@ -113,6 +113,18 @@ pub(crate) struct Counters {
     pub control_sets_ignored: u64,
     /// Tuple sets received from other stream managers.
     pub sets_from_stmgrs: u64,
+    /// Bytes (whole packets) received from local instances, from and to other stream
+    /// managers, and written to local instances.
+    pub bytes: Bytes4,
+}
+
+/// Bytes of whole packets by direction (Heron's `__bytes_{from,to}_{workers,stmgrs}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bytes4 {
+    pub from_instances: u64,
+    pub to_instances: u64,
+    pub from_stmgrs: u64,
+    pub to_stmgrs: u64,
 }
 
 /// Tuples handed to connections or lost, counted where batches are delivered.
@@ -330,6 +342,12 @@ impl Core {
         let Some(c) = self.conns.get(&conn) else {
             return; // already closed; late packets are dropped
         };
+        let len = packet.wire_len() as u64;
+        match c.role {
+            Role::Instance { .. } => self.counters.bytes.from_instances += len,
+            Role::Stmgr { .. } => self.counters.bytes.from_stmgrs += len,
+            _ => {}
+        }
         let result = match (&c.role, packet.type_name()) {
             (Role::Instance { task_id, .. }, HERON_TUPLE_SET) => {
                 let task = *task_id;
@@ -688,6 +706,12 @@ impl Core {
         for conn in self.out.dirty.drain(..) {
             if let Some(buf) = self.out.bufs.get_mut(&conn) {
                 if !buf.is_empty() {
+                    let bytes = &mut self.counters.bytes;
+                    match self.conns.get(&conn).map(|c| &c.role) {
+                        Some(Role::Instance { .. }) => bytes.to_instances += buf.len() as u64,
+                        Some(Role::StmgrClient { .. }) => bytes.to_stmgrs += buf.len() as u64,
+                        _ => {}
+                    }
                     self.actions.push(Action::Send(conn, buf.split().freeze()));
                 }
             }

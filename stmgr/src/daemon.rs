@@ -128,7 +128,8 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         hostname: config.host.clone(),
     });
     let mut metrics_at = Instant::now();
-    let mut throttled = crate::metrics_publisher::TimeSpent::new(Instant::now());
+    let mut times =
+        crate::metrics_publisher::BackPressureTimes::new(&config.instance_ids, Instant::now());
     let mut stats_at = Instant::now() + STATS_INTERVAL;
     loop {
         let deadline = shell.core.next_deadline();
@@ -155,11 +156,14 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         shell.apply();
         if now >= metrics_at {
             metrics_at = now + crate::metrics_publisher::PUBLISH_INTERVAL / 2;
-            sample_metrics(
-                &shell.core,
-                &metrics,
-                throttled.sample(now, shell.core.spouts_throttled()),
+            let slow = shell.core.slow_instances();
+            let bp = times.sample(
+                now,
+                shell.core.spouts_throttled(),
+                shell.core.initiating_back_pressure(),
+                &slow,
             );
+            sample_metrics(&shell.core, &metrics, bp);
         }
         if now >= stats_at {
             stats_at = now + STATS_INTERVAL;
@@ -171,7 +175,11 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
 }
 
 /// Hands the core's cumulative counters to the metrics publisher.
-fn sample_metrics(core: &Core, slot: &crate::metrics_publisher::SampleSlot, back_pressure_ms: u64) {
+fn sample_metrics(
+    core: &Core,
+    slot: &crate::metrics_publisher::SampleSlot,
+    back_pressure: crate::metrics_publisher::BackPressureMs,
+) {
     let (c, d) = (core.counters(), core.delivered());
     let sample = crate::metrics_publisher::StmgrSample {
         tuples_from_instances: c.tuples_from_instances,
@@ -179,7 +187,11 @@ fn sample_metrics(core: &Core, slot: &crate::metrics_publisher::SampleSlot, back
         tuples_to_stmgrs: d.to_stmgrs,
         sets_from_stmgrs: c.sets_from_stmgrs,
         lost_tuples: d.lost + c.tuples_without_plan + c.tuples_too_large,
-        back_pressure_ms,
+        bytes_from_instances: c.bytes.from_instances,
+        bytes_to_instances: c.bytes.to_instances,
+        bytes_from_stmgrs: c.bytes.from_stmgrs,
+        bytes_to_stmgrs: c.bytes.to_stmgrs,
+        back_pressure,
     };
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }

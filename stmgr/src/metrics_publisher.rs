@@ -6,12 +6,21 @@
 //! What it publishes, as deltas since the previous message (the tmaster adds them up):
 //! * for each instance of the container, from the counters file it writes about once a second
 //!   (`metrics/<instance id>` in the working directory, docs/internals.md): `__emit-count`,
-//!   `__execute-count`, `__ack-count`, `__fail-count` on stream `default` (the counters file has
-//!   no per-stream split yet);
+//!   `__execute-count`, `__ack-count`, `__fail-count` per stream (falling back to the totals on
+//!   stream `default` for files without per-stream lines), and the latencies
+//!   `__complete-latency`, `__execute-latency`, `__process-latency` per stream: the file has
+//!   their cumulative sums and counts (`sum:<name> NS`, `count:<name> N`), and what is sent is
+//!   the average over the interval, delta sum / delta count, in ns (nothing when no value came
+//!   in the interval);
 //! * for the stream manager itself (component `__stmgr__`, instance = stmgr id), from the
 //!   samples the event loop hands over ([`StmgrSample`]): tuples from and to instances, to
-//!   stream managers, tuple sets from stream managers, lost tuples, and the time its spouts
-//!   spent throttled by back pressure (`__server/__time_spent_back_pressure_throttled`).
+//!   stream managers, tuple sets from stream managers, lost tuples, bytes from and to
+//!   instances and stream managers (`__server/__bytes_{from,to}_{workers,stmgrs}`), the time
+//!   its spouts spent throttled by back pressure (`__server/__time_spent_back_pressure_throttled`),
+//!   the time it initiated back pressure (`__server/__time_spent_back_pressure_initiated`) and
+//!   per local instance the time that instance's connection was over the high watermark, i.e.
+//!   the instance caused back pressure (`__time_spent_back_pressure_by_compid/<instance id>`),
+//!   all in ms.
 //!
 //! * the errors its instances' user code reported (`<instance id>.exceptions` next to the
 //!   counters files) as `TmanagerExceptionLog`s (the tmaster folds repeats).
@@ -35,7 +44,7 @@ use tracing::{debug, info, warn};
 pub const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The stream manager's own cumulative counters, sampled by the event loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StmgrSample {
     /// Data tuples received from local instances.
     pub tuples_from_instances: u64,
@@ -47,12 +56,80 @@ pub struct StmgrSample {
     pub sets_from_stmgrs: u64,
     /// Tuples lost (no consumer connected, too large, or before the plan).
     pub lost_tuples: u64,
-    /// Milliseconds during which local spouts were not read because of back pressure.
-    pub back_pressure_ms: u64,
+    /// Bytes (whole packets) read from local instances.
+    pub bytes_from_instances: u64,
+    /// Bytes written to local instances.
+    pub bytes_to_instances: u64,
+    /// Bytes read from other stream managers.
+    pub bytes_from_stmgrs: u64,
+    /// Bytes written to other stream managers.
+    pub bytes_to_stmgrs: u64,
+    /// Time spent in back pressure.
+    pub back_pressure: BackPressureMs,
+}
+
+/// Cumulative milliseconds of back pressure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackPressureMs {
+    /// Local spouts were not read.
+    pub throttled: u64,
+    /// This stream manager announced back pressure (one of its connections was slow).
+    pub initiated: u64,
+    /// Per local instance: its connection was slow (it caused back pressure).
+    pub by_instance: Vec<(String, u64)>,
 }
 
 /// The stream manager's metric of time spent with its spouts throttled, in ms.
 pub const BACK_PRESSURE_METRIC: &str = "__server/__time_spent_back_pressure_throttled";
+/// Time this stream manager initiated back pressure, in ms.
+pub const BACK_PRESSURE_INITIATED: &str = "__server/__time_spent_back_pressure_initiated";
+/// Prefix of the per-instance time spent causing back pressure, in ms (+ instance id).
+pub const BACK_PRESSURE_BY_COMPID: &str = "__time_spent_back_pressure_by_compid/";
+
+/// The back-pressure clocks of a stream manager.
+#[derive(Debug)]
+pub struct BackPressureTimes {
+    throttled: TimeSpent,
+    initiated: TimeSpent,
+    by_instance: Vec<(String, TimeSpent)>,
+}
+
+impl BackPressureTimes {
+    /// Clocks for the container's `instances`, starting at `now`.
+    pub fn new(instances: &[String], now: std::time::Instant) -> BackPressureTimes {
+        BackPressureTimes {
+            throttled: TimeSpent::new(now),
+            initiated: TimeSpent::new(now),
+            by_instance: instances
+                .iter()
+                .map(|i| (i.clone(), TimeSpent::new(now)))
+                .collect(),
+        }
+    }
+
+    /// Samples at `now`: whether spouts are throttled, whether this stream manager initiates
+    /// back pressure, and which local instances are slow.
+    pub fn sample(
+        &mut self,
+        now: std::time::Instant,
+        throttled: bool,
+        initiated: bool,
+        slow: &[&str],
+    ) -> BackPressureMs {
+        BackPressureMs {
+            throttled: self.throttled.sample(now, throttled),
+            initiated: self.initiated.sample(now, initiated),
+            by_instance: self
+                .by_instance
+                .iter_mut()
+                .map(|(id, t)| {
+                    let ms = t.sample(now, slow.contains(&id.as_str()));
+                    (id.clone(), ms)
+                })
+                .collect(),
+        }
+    }
+}
 
 /// Adds up the time during which a condition held, from samples.
 #[derive(Debug)]
@@ -177,9 +254,9 @@ const INSTANCE_METRICS: [(&str, &str); 4] = [
     ("failed", "__fail-count/default"),
 ];
 
-/// An instance's cumulative metrics from its counters file: the per-stream `__emit-count/*`
-/// and `__execute-count/*` lines when it has them, else its totals on stream `default`; acks
-/// and fails from the totals (on `default`).
+/// An instance's cumulative counts from its counters file: the per-stream `__emit-count/*`,
+/// `__execute-count/*`, `__ack-count/*` and `__fail-count/*` lines when it has them, else its
+/// totals on stream `default`.
 pub fn instance_metrics(counters: &HashMap<String, u64>) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = counters
         .iter()
@@ -197,6 +274,34 @@ pub fn instance_metrics(counters: &HashMap<String, u64>) -> Vec<(String, u64)> {
     out
 }
 
+/// The latency sums and counts of a counters file (`sum:<metric> NS`, `count:<metric> N`):
+/// (metric, sum, count), sorted by metric.
+pub fn latency_sums(counters: &HashMap<String, u64>) -> Vec<(String, u64, u64)> {
+    let mut out: Vec<(String, u64, u64)> = counters
+        .iter()
+        .filter_map(|(k, &sum)| {
+            let name = k.strip_prefix("sum:")?;
+            let count = counters.get(&format!("count:{name}")).copied()?;
+            Some((name.to_string(), sum, count))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The average of the values that came in between two cumulative (sum, count) readings:
+/// delta sum / delta count, rounded; `None` if none came. A reading below the previous one
+/// (a restarted instance) counts from zero.
+pub fn interval_average(prev: (u64, u64), now: (u64, u64)) -> Option<u64> {
+    let prev = if now.0 < prev.0 || now.1 < prev.1 {
+        (0, 0)
+    } else {
+        prev
+    };
+    let (sum, count) = (now.0 - prev.0, now.1 - prev.1);
+    (count > 0).then(|| (sum + count / 2) / count)
+}
+
 struct Publisher {
     config: PublisherConfig,
     slot: SampleSlot,
@@ -204,6 +309,8 @@ struct Publisher {
     conn: Option<(TManagerLocation, TcpStream)>,
     /// Last cumulative value per (instance, metric), to send deltas.
     last: HashMap<(String, String), u64>,
+    /// Last cumulative (sum, count) per (instance, latency metric), to send averages.
+    last_sums: HashMap<(String, String), (u64, u64)>,
     buf: BytesMut,
 }
 
@@ -215,6 +322,7 @@ impl Publisher {
             state: None,
             conn: None,
             last: HashMap::new(),
+            last_sums: HashMap::new(),
             buf: BytesMut::new(),
         }
     }
@@ -278,19 +386,42 @@ impl Publisher {
                 let d = self.delta(&id, &name, now);
                 metrics.push(datum(component, &id, &name, d));
             }
+            for (name, sum, count) in latency_sums(&counters) {
+                let prev = self
+                    .last_sums
+                    .insert((id.clone(), name.clone()), (sum, count))
+                    .unwrap_or((0, 0));
+                if let Some(avg) = interval_average(prev, (sum, count)) {
+                    metrics.push(datum(component, &id, &name, avg));
+                }
+            }
         }
-        let s = *self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let stmgr = self.config.stmgr_id.clone();
+        let by_instance = s
+            .back_pressure
+            .by_instance
+            .iter()
+            .map(|(id, ms)| (format!("{BACK_PRESSURE_BY_COMPID}{id}"), *ms));
         for (name, now) in [
             ("__tuples_from_instances", s.tuples_from_instances),
             ("__tuples_to_instances", s.tuples_to_instances),
             ("__tuples_to_stmgrs", s.tuples_to_stmgrs),
             ("__tuple_sets_from_stmgrs", s.sets_from_stmgrs),
             ("__lost_tuples", s.lost_tuples),
-            (BACK_PRESSURE_METRIC, s.back_pressure_ms),
-        ] {
-            let d = self.delta(&stmgr, name, now);
-            metrics.push(datum("__stmgr__", &stmgr, name, d));
+            ("__server/__bytes_from_workers", s.bytes_from_instances),
+            ("__server/__bytes_to_workers", s.bytes_to_instances),
+            ("__server/__bytes_from_stmgrs", s.bytes_from_stmgrs),
+            ("__server/__bytes_to_stmgrs", s.bytes_to_stmgrs),
+            (BACK_PRESSURE_METRIC, s.back_pressure.throttled),
+            (BACK_PRESSURE_INITIATED, s.back_pressure.initiated),
+        ]
+        .map(|(n, v)| (n.to_string(), v))
+        .into_iter()
+        .chain(by_instance)
+        {
+            let d = self.delta(&stmgr, &name, now);
+            metrics.push(datum("__stmgr__", &stmgr, &name, d));
         }
         PublishMetrics {
             metrics,
@@ -373,6 +504,59 @@ mod tests {
                 ("__execute-count/default", 4),
                 ("__fail-count/default", 1),
             ]
+        );
+    }
+
+    #[test]
+    fn latencies_are_interval_averages_of_sums_and_counts() {
+        let c: HashMap<String, u64> = [
+            ("sum:__complete-latency/default", 9_000),
+            ("count:__complete-latency/default", 3),
+            ("sum:__process-latency/marks", 10),
+            ("count:__ack-count/x", 1),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(
+            latency_sums(&c),
+            vec![("__complete-latency/default".to_string(), 9_000, 3)],
+            "a sum without its count is left out"
+        );
+        assert!(instance_metrics(&c)
+            .iter()
+            .all(|(k, _)| k.starts_with("__")));
+        assert_eq!(interval_average((0, 0), (9_000, 3)), Some(3_000));
+        assert_eq!(interval_average((9_000, 3), (19_000, 5)), Some(5_000));
+        assert_eq!(
+            interval_average((9_000, 3), (9_000, 3)),
+            None,
+            "no value came"
+        );
+        assert_eq!(
+            interval_average((9_000, 3), (400, 2)),
+            Some(200),
+            "restarted"
+        );
+        assert_eq!(interval_average((0, 0), (5, 2)), Some(3), "rounded");
+    }
+
+    #[test]
+    fn back_pressure_times_per_instance() {
+        let t0 = std::time::Instant::now();
+        let ids = ["container_1_a_1".to_string(), "container_1_b_2".to_string()];
+        let mut t = BackPressureTimes::new(&ids, t0);
+        t.sample(t0 + Duration::from_millis(100), false, false, &[]);
+        let ms = t.sample(
+            t0 + Duration::from_millis(300),
+            true,
+            true,
+            &["container_1_b_2"],
+        );
+        assert_eq!((ms.throttled, ms.initiated), (200, 200));
+        assert_eq!(
+            ms.by_instance,
+            vec![(ids[0].clone(), 0), (ids[1].clone(), 200)]
         );
     }
 

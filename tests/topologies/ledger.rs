@@ -11,8 +11,9 @@
 //!   restarted, so a restarted spout emits again only the ids not acked yet. It writes
 //!   `<out-dir>/spout-<task>.json` (emitted, acked, failed, replayed, opens, done) every
 //!   200 ms.
-//! * `relay` (shuffle, 2): emits two tuples anchored to its input, then acks it.
-//! * `sink` (fields on `id`, 2): acks.
+//! * `relay` (shuffle, 2): emits two tuples anchored to its input, one on stream `default`
+//!   and one on stream `copies`, then acks it.
+//! * `sink` (fields on `id` of both streams, 2): acks.
 //!
 //! Everything runs across two containers, so trees cross stream managers both ways.
 
@@ -238,18 +239,19 @@ impl Spout for LedgerSpout {
     }
 }
 
-/// Emits two tuples anchored to each input, then acks it.
+/// Emits two tuples anchored to each input (on `default` and on `copies`), then acks it.
 struct Relay;
 
 impl Bolt for Relay {
     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
         d.declare(Fields::new(["id", "copy"]));
+        d.declare_stream("copies", Fields::new(["id", "copy"]));
     }
 
     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
         let id = input.get_i64_by_field("id").unwrap_or(-1);
         collector.emit_anchored(&[input], values![id, 0i64]);
-        collector.emit_anchored(&[input], values![id, 1i64]);
+        collector.emit_stream("copies", &[input], values![id, 1i64]);
         collector.ack(input);
     }
 }
@@ -272,7 +274,8 @@ fn topology(argv: &[String]) -> Result<HeronTopology, TopologyError> {
     b.set_spout("ledger", move || LedgerSpout::new(a.clone()), 2);
     b.set_bolt("relay", || Relay, 2).shuffle_grouping("ledger");
     b.set_bolt("sink", || Sink, 2)
-        .fields_grouping("relay", Fields::new(["id"]));
+        .fields_grouping("relay", Fields::new(["id"]))
+        .fields_grouping_stream("relay", "copies", Fields::new(["id"]));
     let mut conf = Config::new();
     conf.set(Config::TOPOLOGY_STMGRS, args.containers.to_string());
     conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);

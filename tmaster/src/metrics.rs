@@ -38,6 +38,8 @@ impl Aggregation {
     /// Heron's aggregation for a metric name (metrics_sinks.yaml): counts and time spent in
     /// back pressure add up, latencies average, anything else keeps the last value.
     pub fn of(name: &str) -> Aggregation {
+        // `<metric>/<stream>`, or a stream manager's `__server/<metric>`
+        let name = name.strip_prefix("__server/").unwrap_or(name);
         let base = name.split('/').next().unwrap_or(name);
         if base.contains("latency") {
             Aggregation::Avg
@@ -66,8 +68,11 @@ struct Bucket {
 struct Series {
     agg: Aggregation,
     buckets: VecDeque<Bucket>,
-    /// Sum of every value ever received (for counters), or the last value.
+    /// Sum of every value ever received (counters), their mean (latencies), or the last
+    /// value (gauges).
     total: f64,
+    /// How many values were received.
+    received: u64,
 }
 
 impl Series {
@@ -98,9 +103,11 @@ impl Series {
         {
             self.buckets.pop_front();
         }
+        self.received += 1;
         self.total = match self.agg {
             Aggregation::Sum => self.total + v,
-            _ => v,
+            Aggregation::Avg => self.total + (v - self.total) / self.received as f64,
+            Aggregation::Last => v,
         };
     }
 
@@ -192,6 +199,7 @@ impl MetricsStore {
                     agg,
                     buckets: VecDeque::new(),
                     total: 0.0,
+                    received: 0,
                 })
                 .add(now, v);
         }
@@ -228,7 +236,8 @@ impl MetricsStore {
 
     /// Folds the buckets in `range` per metric and instance of `component`; `instances` and
     /// `metrics` empty mean all. With `range == None` counters give their total since the
-    /// tmaster started (not only what is still in the ring).
+    /// tmaster started (not only what is still in the ring) and latencies the mean of every
+    /// value received.
     pub fn values(
         &self,
         component: &str,

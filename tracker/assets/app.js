@@ -12,7 +12,7 @@ const LATENCIES = ["complete-latency", "execute-latency", "process-latency"];
 const SVG = "http://www.w3.org/2000/svg";
 
 const summary = { topology: null, components: [], edges: [], charts: {}, updates: 0,
-  backpressure: [], errors: [] };
+  backpressure: [], backpressureCauses: [], errors: [] };
 
 function publishSummary() {
   document.getElementById("summary").textContent = JSON.stringify(summary);
@@ -244,7 +244,8 @@ function drawChart(div, data, start, end) {
   const lat = [];
   for (const k of LATENCIES) {
     const vals = Object.values(data[k] || {});
-    if (vals.length) lat.push(`${k} ${(vals[vals.length - 1]).toFixed(2)} ms`);
+    // latencies are published in ns (Heron's unit)
+    if (vals.length) lat.push(`${k} ${(vals[vals.length - 1] / 1e6).toFixed(3)} ms`);
   }
   div.querySelector(".latency").textContent = lat.length ? lat.join(", ") : "latencies: no data yet";
   return latest;
@@ -271,28 +272,45 @@ async function refreshCharts(t, plan) {
   }
 }
 
-// Spouts whose stream manager kept them throttled by back pressure lately.
-async function refreshBackpressure(t, pplan) {
-  const end = Math.floor(Date.now() / 1000);
-  const name = "__server/__time_spent_back_pressure_throttled";
-  const tl = await api(`/topologies/metrics/timeline?${q(t)}&component=__stmgr__&metricname=${encodeURIComponent(name)}&starttime=${end - 10}&endtime=${end}`);
-  const hot = new Set();
-  for (const [stmgr, pts] of Object.entries(tl.timeline[name] || {})) {
-    if (Object.values(pts).some(v => v > 0)) {
-      for (const iid of (pplan.stmgrs[stmgr] || { instance_ids: [] }).instance_ids) {
-        const c = pplan.instances[iid].name;
-        if (pplan.spouts[c]) hot.add(c);
-      }
+// Back pressure lately (/topologies/backpressure): the components that cause it (a stream
+// manager's connection to one of their instances is over the high watermark) are marked
+// "bp-cause" and labelled "causes back pressure"; spouts held back by it are marked
+// "backpressure" and labelled "throttled".
+async function refreshBackpressure(t) {
+  const bp = await api(`/topologies/backpressure?${q(t)}&interval=10`);
+  const causes = bp.causes || {}, throttled = bp.throttled || {};
+  const cause = new Set(Object.keys(causes));
+  const hot = new Set(Object.keys(throttled));
+  const slowInstances = new Set(Object.values(causes).flatMap(o => Object.keys(o)));
+  for (const g of document.querySelectorAll("#graph .node")) {
+    const c = g.dataset.component;
+    g.classList.toggle("backpressure", hot.has(c));
+    g.classList.toggle("bp-cause", cause.has(c));
+    for (const old of g.querySelectorAll("text.bp-label")) old.remove();
+    const label = cause.has(c) ? "causes back pressure" : hot.has(c) ? "throttled" : null;
+    if (label) {
+      const r = g.querySelector("rect");
+      g.append(el("svg:text", { class: "bp-label", x: String(Number(r.getAttribute("width")) / 2),
+        y: String(Number(r.getAttribute("height")) + 12) }, label));
     }
   }
-  for (const g of document.querySelectorAll("#graph .node")) g.classList.toggle("backpressure", hot.has(g.dataset.component));
   for (const d of document.querySelectorAll(".chart")) {
-    d.classList.toggle("backpressure", hot.has(d.dataset.component));
+    const c = d.dataset.component;
+    d.classList.toggle("backpressure", hot.has(c));
+    d.classList.toggle("bp-cause", cause.has(c));
     const h = d.querySelector("h3");
-    h.replaceChildren(document.createTextNode(d.dataset.component));
-    if (hot.has(d.dataset.component)) h.append(el("span", { class: "bp" }, " back pressure"));
+    h.replaceChildren(document.createTextNode(c));
+    if (cause.has(c)) h.append(el("span", { class: "bp bp-cause-label" }, " causes back pressure"));
+    else if (hot.has(c)) h.append(el("span", { class: "bp" }, " back pressure (throttled)"));
+  }
+  for (const li of document.querySelectorAll("#containers li[data-instance]")) {
+    const slow = slowInstances.has(li.dataset.instance);
+    li.classList.toggle("bp-cause", slow);
+    for (const old of li.querySelectorAll(".bp")) old.remove();
+    if (slow) li.append(el("span", { class: "bp" }, " causes back pressure"));
   }
   summary.backpressure = Array.from(hot).sort();
+  summary.backpressureCauses = Array.from(cause).sort();
 }
 
 async function showTopology(t) {
@@ -309,7 +327,7 @@ async function showTopology(t) {
         if (pplan) drawContainers(pplan);
       }
       await refreshCharts(t, plan);
-      if (pplan) await refreshBackpressure(t, pplan);
+      if (pplan) await refreshBackpressure(t);
       summary.updates += 1;
       showError("");
     } catch (e) {

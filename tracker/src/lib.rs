@@ -6,12 +6,13 @@
 //! Routes ([`router`]): `/clusters`, `/health`, `/topologies`, `/topologies/states`,
 //! `/topologies/{info,config,logicalplan,physicalplan,packingplan,executionstate,
 //! schedulerlocation,metadata,runtimestate,metrics,metrics/timeline,metricstimeline,
-//! exceptions,exceptionsummary}` with Heron's query parameters (`cluster`, `environ`,
+//! exceptions,exceptionsummary,backpressure}` (the last one ours) with Heron's query parameters (`cluster`, `environ`,
 //! `topology`, `role`, `component`, `metricname`, `instance`, `interval`, `starttime`,
 //! `endtime`). Answers are the JSON body itself (the FastAPI tracker's style); failures are
 //! `{"status": "failure", "message": ...}` with 400 (missing or bad parameter), 404 (unknown
 //! cluster, topology or component) or 503 (the tmaster cannot be reached).
 
+mod backpressure;
 mod clusters;
 mod error;
 pub mod json;
@@ -72,6 +73,7 @@ pub fn router(clusters: Vec<Cluster>) -> Router {
             "/topologies/exceptionsummary",
             get(metrics_routes::exception_summary),
         )
+        .route("/topologies/backpressure", get(backpressure::backpressure))
         .route("/metrics", get(prometheus::metrics))
         .merge(ui::routes())
         .fallback(routes::not_found)

@@ -40,10 +40,13 @@ pub fn prometheus_name(heron: &str) -> (String, Option<&str>) {
     (name, stream)
 }
 
-/// Heron counts (`*-count`, `*tuples*`, time spent in back pressure) are Prometheus
-/// counters; everything else (latencies, gauges) are gauges.
+/// Heron counts (`*-count`, `*tuples*`, `*bytes*`, time spent in back pressure) are
+/// Prometheus counters; everything else (latencies, gauges) are gauges.
 pub fn is_counter(heron: &str) -> bool {
-    heron.contains("-count") || heron.contains("tuples") || heron.contains("time_spent")
+    heron.contains("-count")
+        || heron.contains("tuples")
+        || heron.contains("bytes")
+        || heron.contains("time_spent")
 }
 
 /// `/metrics`: every topology's metrics recorded through the `metrics` facade into a

@@ -330,6 +330,23 @@ impl Core {
         self.bp.polling().then(|| self.now + BACKLOG_POLL)
     }
 
+    /// The local instances whose connection is over the high watermark now: the ones causing
+    /// back pressure (Heron's `__time_spent_back_pressure_by_compid/<instance id>`).
+    pub fn slow_instances(&self) -> Vec<&str> {
+        self.bp
+            .slow_conns()
+            .filter_map(|conn| match self.conns.get(&conn).map(|c| &c.role) {
+                Some(Role::Instance { instance_id, .. }) => Some(instance_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `true` while this stream manager announces back pressure (it has a slow connection).
+    pub fn initiating_back_pressure(&self) -> bool {
+        !self.bp.announced().is_empty()
+    }
+
     /// `true` while local spouts are not read (sampled for the back pressure metric): some
     /// local spout connection is paused.
     pub fn spouts_throttled(&self) -> bool {

@@ -363,6 +363,10 @@ fn local_tuples_are_batched_and_sent_unchanged_when_the_core_is_idle() {
     assert_eq!(h.core.delivered().to_instances, 3);
     assert_eq!(h.core.delivered().lost, 3);
     assert_eq!(h.core.counters().tuples_from_instances, 3);
+    // bytes: the spout's packet in, the batch out to the local instance
+    let bytes = h.core.counters().bytes;
+    assert!(bytes.from_instances > 0, "{bytes:?}");
+    assert!(bytes.to_instances > 0, "{bytes:?}");
 }
 
 #[test]

@@ -43,6 +43,18 @@ fn aggregation_follows_heron_names() {
         Aggregation::Sum
     );
     assert_eq!(Aggregation::of("__jvm-uptime-secs"), Aggregation::Last);
+    for avg in ["__execute-latency/words", "__process-latency/marks"] {
+        assert_eq!(Aggregation::of(avg), Aggregation::Avg, "{avg}");
+    }
+    for sum in [
+        "__ack-count/marks",
+        "__fail-count/default",
+        "__server/__bytes_to_workers",
+        "__server/__bytes_from_stmgrs",
+        "__time_spent_back_pressure_by_compid/container_1_slow_3",
+    ] {
+        assert_eq!(Aggregation::of(sum), Aggregation::Sum, "{sum}");
+    }
 }
 
 #[test]
@@ -94,6 +106,13 @@ fn latencies_average_and_old_buckets_go() {
         10,
     );
     assert_eq!(s.values("c", &[], &[], Some((0, 20)))[l]["i"], 3.0);
+    s.publish_at(msg(vec![datum("c", "i", l, "9")]), 12);
+    assert_eq!(s.values("c", &[], &[], Some((11, 20)))[l]["i"], 9.0);
+    assert_eq!(
+        s.values("c", &[], &[], None)[l]["i"],
+        5.0,
+        "all time: the mean"
+    );
     s.publish_at(msg(vec![datum("c", "i", l, "8")]), 10 + RETENTION_SECS + 5);
     let tl = s.timeline("c", &[], &[], None);
     assert_eq!(tl[l]["i"].len(), 1);

@@ -45,6 +45,10 @@ fn a_slow_local_bolt_stops_local_spouts_and_tells_the_peers() {
     assert_eq!(pauses(&out), vec![(SPOUT, true)], "only the spout stops");
     assert_eq!(notices(&out, PEER_OUT), vec![START_BACK_PRESSURE]);
     assert!(h.core.spouts_throttled());
+    assert!(h.core.initiating_back_pressure());
+    let slow = h.core.slow_instances();
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    assert!(slow[0].contains("bolt"), "the bolt causes it: {slow:?}");
     assert!(
         h.core
             .next_deadline()
@@ -55,6 +59,8 @@ fn a_slow_local_bolt_stops_local_spouts_and_tells_the_peers() {
     let out = h.round(true);
     assert_eq!(pauses(&out), vec![(SPOUT, false)]);
     assert_eq!(notices(&out, PEER_OUT), vec![STOP_BACK_PRESSURE]);
+    assert!(h.core.slow_instances().is_empty());
+    assert!(!h.core.initiating_back_pressure());
 }
 
 #[test]
