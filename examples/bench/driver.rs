@@ -103,22 +103,25 @@ pub fn run(opts: &Options, args: &[String], stop: &AtomicBool) -> Result<Measure
         );
     }
     let start = Instant::now();
-    let progress = |until: Duration| {
-        let mut last = (Instant::now(), topology.counters());
+    // a status line a second (not with --json): the last second's figures, from the same
+    // bench files the result comes from
+    let mut prev = Snapshot::read_all(&wd, &id);
+    let mut prev_t = Instant::now();
+    let mut progress = |until: Duration| {
         while start.elapsed() < until && !stop.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(50));
-            if !opts.json && last.0.elapsed() >= Duration::from_secs(1) {
-                let now = (Instant::now(), topology.counters());
-                let dt = now.0.duration_since(last.0).as_secs_f64();
+            if !opts.json && prev_t.elapsed() >= Duration::from_secs(1) {
+                let now = Snapshot::read_all(&wd, &id);
+                let m = compare(opts.topology, &prev, &now);
                 println!(
-                    "[{:>3.0}s] emitted {:>10.0}/s  executed {:>10.0}/s  acked {:>10.0}/s  failed {}",
+                    "[{:>3.0}s] spouts emitted {:>10.0}/s  final bolt received {:>10.0}/s  acked {:>10.0}/s  failed {}",
                     start.elapsed().as_secs_f64(),
-                    now.1.emitted.saturating_sub(last.1.emitted) as f64 / dt,
-                    now.1.executed.saturating_sub(last.1.executed) as f64 / dt,
-                    now.1.acked.saturating_sub(last.1.acked) as f64 / dt,
-                    now.1.failed
+                    m.emitted_per_sec,
+                    m.tuples_per_sec,
+                    m.acked_per_sec,
+                    m.failed
                 );
-                last = now;
+                (prev, prev_t) = (now, Instant::now());
             }
         }
     };
