@@ -62,7 +62,10 @@ pub struct Measured {
     pub end_to_end: Latency,
     /// Whole-run totals from the instances' counters files.
     pub totals: heron::Counters,
+    /// The topology's processes just before the kill.
     pub processes: Vec<ProcStat>,
+    /// The same at the end of the warm-up.
+    pub processes_base: Vec<ProcStat>,
     /// Processes of the topology still alive after the kill (should be none).
     pub processes_left: usize,
     /// Tasks whose bench file was missing at the baseline or the end.
@@ -127,6 +130,7 @@ pub fn run(opts: &Options, args: &[String], stop: &AtomicBool) -> Result<Measure
     };
     progress(opts.warmup);
     let base = Snapshot::read_all(&wd, &id);
+    let processes_base = procs::topology_processes(&sessions);
     progress(opts.duration);
     let last = Snapshot::read_all(&wd, &id);
     let totals = topology.counters();
@@ -148,6 +152,7 @@ pub fn run(opts: &Options, args: &[String], stop: &AtomicBool) -> Result<Measure
     m.topology_name = name;
     m.totals = totals;
     m.processes = processes;
+    m.processes_base = processes_base;
     m.processes_left = left.len();
     Ok(m)
 }
@@ -184,6 +189,7 @@ fn compare(
         end_to_end: Latency::default(),
         totals: heron::Counters::default(),
         processes: Vec::new(),
+        processes_base: Vec::new(),
         processes_left: 0,
         tasks_missing: 0,
     };

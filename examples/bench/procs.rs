@@ -98,23 +98,38 @@ fn vm_hwm_kb(status: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// `{"<role>": {"processes": n, "peak_rss_mb": max, "cpu_s": sum}, ...}`.
-pub fn roles_json(procs: &[ProcStat]) -> Value {
-    let mut roles: BTreeMap<&str, (usize, u64, f64)> = BTreeMap::new();
+/// `{"<role>": {"processes": n, "peak_rss_mb": max, "cpu_s": sum, "cpu_s_steady": sum},
+/// ...}`: `cpu_s` is the whole run's, `cpu_s_steady` only what was spent after `base` was
+/// sampled (the end of the warm-up).
+pub fn roles_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
+    #[derive(Default)]
+    struct Role {
+        n: usize,
+        kb: u64,
+        cpu: f64,
+        steady: f64,
+    }
+    let mut roles: BTreeMap<&str, Role> = BTreeMap::new();
     for p in procs {
+        let before = base
+            .iter()
+            .find(|b| b.pid == p.pid)
+            .map_or(0.0, |b| b.cpu_s);
         let r = roles.entry(p.role.as_str()).or_default();
-        r.0 += 1;
-        r.1 = r.1.max(p.peak_rss_kb);
-        r.2 += p.cpu_s;
+        r.n += 1;
+        r.kb = r.kb.max(p.peak_rss_kb);
+        r.cpu += p.cpu_s;
+        r.steady += (p.cpu_s - before).max(0.0);
     }
     let mut out = serde_json::Map::new();
-    for (role, (n, kb, cpu)) in roles {
+    for (role, r) in roles {
         out.insert(
             role.to_string(),
             json!({
-                "processes": n,
-                "peak_rss_mb": round(kb as f64 / 1024.0, 1),
-                "cpu_s": round(cpu, 2),
+                "processes": r.n,
+                "peak_rss_mb": round(r.kb as f64 / 1024.0, 1),
+                "cpu_s": round(r.cpu, 2),
+                "cpu_s_steady": round(r.steady, 2),
             }),
         );
     }

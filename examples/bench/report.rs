@@ -42,7 +42,7 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
             "acked": m.totals.acked,
             "failed": m.totals.failed,
         },
-        "roles": roles_json(&m.processes),
+        "roles": roles_json(&m.processes, &m.processes_base),
         "processes_left": m.processes_left,
         "tasks_missing": m.tasks_missing,
     });
@@ -118,8 +118,8 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
     if let Some(roles) = v["roles"].as_object() {
         for (role, r) in roles {
             println!(
-                "  {role:<9} {} processes, peak RSS {} MB (max), CPU {} s (sum)",
-                r["processes"], r["peak_rss_mb"], r["cpu_s"]
+                "  {role:<9} {} processes, peak RSS {} MB (max), CPU {} s (sum; {} s after the warm-up)",
+                r["processes"], r["peak_rss_mb"], r["cpu_s"], r["cpu_s_steady"]
             );
         }
     }
