@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::sentences::Sentences;
+
 use heron::{
     values, BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology,
     OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
@@ -13,16 +15,10 @@ use heron::{
 };
 use std::collections::HashMap;
 
-const WORDS: &[&str] = &[
-    "the", "cow", "jumped", "over", "moon", "an", "apple", "a", "day", "keeps", "doctor", "away",
-    "four", "score", "and", "seven", "years", "ago", "snow", "white", "dwarfs", "i", "am", "at",
-    "two", "with", "nature", "stream", "bolt", "spout", "heron", "storm",
-];
-
-/// Emits sentences of 8 words drawn from a fixed vocabulary; with `--reliability atleast`
+/// Emits sentences of 8 words drawn from a fixed vocabulary (`common::sentences`); with `--reliability atleast`
 /// each sentence carries a message id, so the whole tree is tracked (XOR acking).
 struct SentenceSpout {
-    state: u64,
+    sentences: Sentences,
     reliable: bool,
     next_id: u64,
 }
@@ -33,17 +29,7 @@ impl Spout for SentenceSpout {
     }
 
     fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
-        let mut sentence = String::with_capacity(64);
-        for i in 0..8 {
-            // xorshift: cheap and deterministic per task
-            self.state ^= self.state << 13;
-            self.state ^= self.state >> 7;
-            self.state ^= self.state << 17;
-            if i > 0 {
-                sentence.push(' ');
-            }
-            sentence.push_str(WORDS[(self.state % WORDS.len() as u64) as usize]);
-        }
+        let sentence = self.sentences.next_sentence();
         if self.reliable {
             self.next_id += 1;
             collector.emit_with_id(values![sentence], self.next_id);
@@ -102,7 +88,7 @@ fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     builder.set_spout(
         "sentence",
         move || SentenceSpout {
-            state: 0x9E37_79B9_7F4A_7C15 ^ u64::from(std::process::id()),
+            sentences: Sentences::per_process(),
             reliable,
             next_id: 0,
         },

@@ -4,6 +4,8 @@
 //! scheduler (real separate processes), prints one status line per second, and kills the
 //! topology when the duration is over or on Ctrl-C.
 
+pub mod sentences;
+
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,246 @@
+//! The bench's command line. Every process of the topology parses the same arguments (they
+//! are the topology's user arguments), so this is also what rebuilds the topology in each role.
+
+use crate::common::parse_duration;
+use std::time::Duration;
+
+/// Which topology to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topology {
+    /// constant spout → null bolt
+    ConstNull,
+    /// constant spout → identity bolt → null bolt
+    ConstIdNull,
+    /// sentence spout → split (shuffle) → count (fields on word)
+    WordCount,
+}
+
+impl Topology {
+    /// The name on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::ConstNull => "const-null",
+            Topology::ConstIdNull => "const-id-null",
+            Topology::WordCount => "word-count",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Topology, String> {
+        match s {
+            "const-null" => Ok(Topology::ConstNull),
+            "const-id-null" => Ok(Topology::ConstIdNull),
+            "word-count" => Ok(Topology::WordCount),
+            _ => Err(format!(
+                "--topology must be const-null, const-id-null or word-count, not {s:?}"
+            )),
+        }
+    }
+}
+
+/// Delivery guarantee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reliability {
+    /// ATMOST_ONCE: no acking; latency is end to end, measured at the final bolt.
+    AtMost,
+    /// ATLEAST_ONCE: XOR acking; latency is the complete latency, measured at the spout.
+    AtLeast,
+}
+
+impl Reliability {
+    /// The name on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reliability::AtMost => "atmost",
+            Reliability::AtLeast => "atleast",
+        }
+    }
+}
+
+/// A system to run the same word count on after ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// timely dataflow, two worker processes over loopback.
+    Timely,
+}
+
+/// Everything the command line says.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub topology: Topology,
+    pub reliability: Reliability,
+    /// Whole run, warm-up included.
+    pub duration: Duration,
+    /// Not measured: the first part of the run.
+    pub warmup: Duration,
+    pub containers: u32,
+    pub parallelism: u32,
+    /// Total spout rate cap, tuples/s over all spout tasks.
+    pub rate: Option<u64>,
+    /// `topology.max.spout.pending`; Heron's default when absent.
+    pub max_spout_pending: Option<u64>,
+    pub json: bool,
+    pub peer: Option<Peer>,
+}
+
+/// The usage text (`--help`).
+pub const USAGE: &str = "\
+usage: bench --topology const-null|const-id-null|word-count [options]
+  --reliability atmost|atleast   delivery guarantee (default atmost)
+  --duration 20s                 whole run, warm-up included (default 20s)
+  --warmup 3s                    not measured (default 3s, at most half the duration)
+  --containers N                 stream managers (default 2)
+  --parallelism N                tasks per component (default 2)
+  --rate N                       cap on the total spout rate, tuples/s (default: none)
+  --max-spout-pending N          topology.max.spout.pending (default: Heron's, 100)
+  --json                         print one JSON object instead of a summary
+  --peer timely                  then run timely's word count and compare (word-count only)";
+
+impl Options {
+    /// Parses the arguments (without the program name). `Err` is the message to print; the
+    /// caller exits with status 2.
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut topology = None;
+        let mut o = Options {
+            topology: Topology::ConstNull,
+            reliability: Reliability::AtMost,
+            duration: Duration::from_secs(20),
+            warmup: Duration::from_secs(3),
+            containers: 2,
+            parallelism: 2,
+            rate: None,
+            max_spout_pending: None,
+            json: false,
+            peer: None,
+        };
+        let mut warmup_given = false;
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            // `--name=value` works as well as `--name value`
+            let (name, inline) = match arg.split_once('=') {
+                Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| it.next().cloned())
+                    .ok_or_else(|| format!("{name} needs a value"))
+            };
+            match name {
+                "--topology" => topology = Some(Topology::parse(&value()?)?),
+                "--reliability" => {
+                    o.reliability = match value()?.as_str() {
+                        "atmost" => Reliability::AtMost,
+                        "atleast" => Reliability::AtLeast,
+                        r => {
+                            return Err(format!(
+                                "--reliability must be atmost or atleast, not {r:?}"
+                            ))
+                        }
+                    }
+                }
+                "--duration" => {
+                    o.duration =
+                        parse_duration(&value()?).map_err(|e| format!("--duration: {e}"))?
+                }
+                "--warmup" => {
+                    o.warmup = parse_duration(&value()?).map_err(|e| format!("--warmup: {e}"))?;
+                    warmup_given = true;
+                }
+                "--containers" => o.containers = positive(name, &value()?)? as u32,
+                "--parallelism" => o.parallelism = positive(name, &value()?)? as u32,
+                "--rate" => o.rate = Some(positive(name, &value()?)?),
+                "--max-spout-pending" => o.max_spout_pending = Some(positive(name, &value()?)?),
+                "--json" if inline.is_none() => o.json = true,
+                "--peer" | "--compare" => {
+                    o.peer = match value()?.as_str() {
+                        "timely" => Some(Peer::Timely),
+                        p => return Err(format!("{name} must be timely, not {p:?}")),
+                    }
+                }
+                "-h" | "--help" => return Err(USAGE.to_string()),
+                _ => return Err(format!("unknown argument {arg:?}\n{USAGE}")),
+            }
+        }
+        o.topology = topology.ok_or_else(|| format!("--topology is required\n{USAGE}"))?;
+        if o.containers > 1024 || o.parallelism > 1024 {
+            return Err("--containers and --parallelism must be at most 1024".to_string());
+        }
+        let half = o.duration / 2;
+        if o.warmup > half {
+            if warmup_given {
+                return Err(format!(
+                    "--warmup ({:?}) must be at most half of --duration ({:?})",
+                    o.warmup, o.duration
+                ));
+            }
+            o.warmup = half;
+        }
+        if o.peer.is_some() && o.topology != Topology::WordCount {
+            return Err("--peer compares word counts: it needs --topology word-count".to_string());
+        }
+        Ok(o)
+    }
+
+    /// The topology config these options ask for.
+    pub fn config(&self) -> heron::Config {
+        let mut c = heron::Config::new();
+        c.set(heron::Config::TOPOLOGY_STMGRS, self.containers.to_string());
+        if self.reliability == Reliability::AtLeast {
+            c.set(heron::Config::TOPOLOGY_RELIABILITY_MODE, "ATLEAST_ONCE");
+        }
+        if let Some(n) = self.max_spout_pending {
+            c.set(heron::Config::TOPOLOGY_MAX_SPOUT_PENDING, n.to_string());
+        }
+        c
+    }
+
+    /// Each spout task's share of `--rate` (tuples/s), if capped.
+    pub fn rate_per_spout_task(&self) -> Option<f64> {
+        self.rate
+            .map(|r| r as f64 / f64::from(self.parallelism.max(1)))
+    }
+}
+
+fn positive(name: &str, s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{name} must be a positive integer, not {s:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        Options::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let o = parse(&["--topology", "word-count", "--json", "--rate=1000"]).unwrap();
+        assert_eq!(o.topology, Topology::WordCount);
+        assert_eq!(o.reliability, Reliability::AtMost);
+        assert_eq!(o.duration, Duration::from_secs(20));
+        assert_eq!(o.warmup, Duration::from_secs(3));
+        assert_eq!(o.rate, Some(1000));
+        assert!(o.json);
+        let short = parse(&["--topology", "const-null", "--duration", "4s"]).unwrap();
+        assert_eq!(short.warmup, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        assert!(parse(&[]).unwrap_err().contains("--topology"));
+        assert!(parse(&["--topology", "x"])
+            .unwrap_err()
+            .contains("--topology"));
+        let e = parse(&["--topology", "const-null", "--bogus"]).unwrap_err();
+        assert!(e.contains("--bogus"), "{e}");
+        let e = parse(&["--topology", "const-null", "--rate", "0"]).unwrap_err();
+        assert!(e.contains("--rate"), "{e}");
+        let e = parse(&["--topology", "const-null", "--duration"]).unwrap_err();
+        assert!(e.contains("--duration"), "{e}");
+    }
+}

@@ -1,0 +1,90 @@
+//! The benchmark harness: runs a real multi-process topology through the local scheduler and
+//! reports its steady-state throughput, latency and per-role resource use.
+//!
+//! ```text
+//! cargo run --release --example bench -- --topology word-count --reliability atmost \
+//!     --duration 20s --json [--peer timely] [--rate N] [--max-spout-pending N]
+//! ```
+//!
+//! Topologies: `const-null` (constant spout → null bolt), `const-id-null` (constant spout →
+//! identity bolt → null bolt) and `word-count` (sentence spout → split, shuffle → count,
+//! fields on word; the workload of `examples/word_count.rs`). `--peer timely` then runs the
+//! same word count on timely dataflow (two processes over loopback; this binary is its
+//! worker) and reports both. See `args.rs` for every option.
+//!
+//! Modules: `args` (command line), `topology` (spouts, bolts), `rate` (token bucket),
+//! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
+//! `procs` (per-role RSS and CPU), `report` (JSON and summary), `timely_peer`.
+
+#[allow(dead_code)] // the examples' shared launcher; the bench uses its parts
+#[path = "../common/mod.rs"]
+mod common;
+
+mod args;
+mod driver;
+mod procs;
+mod rate;
+mod record;
+mod report;
+mod timely_peer;
+mod topology;
+
+use std::sync::atomic::Ordering;
+
+fn main() {
+    // Started as `<bench> heron-role ...`: be that process of the topology.
+    heron::run_role_if_requested(topology::build);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(timely_peer::WORKER_COMMAND) {
+        std::process::exit(timely_peer::worker_main(&args[1..]));
+    }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", args::USAGE);
+        return;
+    }
+    let opts = match args::Options::parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let stop = heron::ctrl_c_flag();
+    let measured = match driver::run(&opts, &args, &stop) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let peer = match opts.peer {
+        Some(args::Peer::Timely) if !stop.load(Ordering::SeqCst) => {
+            if !opts.json {
+                println!("running timely's word count for {:?}", opts.duration);
+            }
+            let exe = match std::env::current_exe() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("bench: cannot find this program's binary: {e}");
+                    std::process::exit(1);
+                }
+            };
+            match timely_peer::run(&exe, opts.duration, opts.warmup) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    eprintln!("bench: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        _ => None,
+    };
+    if opts.json {
+        println!("{}", report::to_json(&opts, &measured, peer.as_ref()));
+    } else {
+        report::print_human(&opts, &measured, peer.as_ref());
+    }
+    if measured.processes_left > 0 {
+        std::process::exit(1);
+    }
+}

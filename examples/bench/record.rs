@@ -1,0 +1,234 @@
+//! Bench files: what a spout or final-bolt task records (counts and a latency histogram) and
+//! writes about once a second to `bench/<topology id>/<task id>` in its working directory,
+//! and how the driver reads them back.
+//!
+//! Format, one `key value` per line:
+//!
+//! ```text
+//! component count
+//! at-ns 1234567890          # CLOCK_MONOTONIC when the snapshot was taken
+//! received 100              # tuples executed (final bolt)
+//! emitted 0                 # tuples emitted (spout)
+//! acked 0                   # acks (spout)
+//! failed 0                  # fails (spout)
+//! latency e2e               # e2e (final bolt, from the spout's timestamp) or complete (spout)
+//! hist 1023 7               # histogram bucket (highest equivalent value, ns) and its count
+//! ```
+//!
+//! Everything is cumulative since the task started, so the driver subtracts a snapshot taken
+//! at the end of the warm-up from the last one.
+
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Nanoseconds on CLOCK_MONOTONIC: comparable between processes of one host (unlike
+/// `std::time::Instant`, whose values cannot leave the process).
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Largest latency recorded (larger values are clamped): one hour, in ns.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+const SIGFIG: u8 = 3;
+const WRITE_EVERY_NS: u64 = 1_000_000_000;
+
+/// An empty latency histogram (ns, 3 significant figures).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGFIG).expect("valid histogram bounds")
+}
+
+/// The directory of one topology's bench files, relative to the working directory.
+pub fn dir_for(topology_id: &str) -> PathBuf {
+    Path::new("bench").join(topology_id)
+}
+
+/// Which latency a task records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatencyKind {
+    /// Final bolt: now − the spout's timestamp in the tuple.
+    EndToEnd,
+    /// Spout: ack time − emit time (the timestamp is the message id).
+    Complete,
+}
+
+impl LatencyKind {
+    fn name(self) -> &'static str {
+        match self {
+            LatencyKind::EndToEnd => "e2e",
+            LatencyKind::Complete => "complete",
+        }
+    }
+}
+
+/// A task's counts and latency histogram, written to its bench file.
+pub struct Recorder {
+    path: PathBuf,
+    tmp: PathBuf,
+    component: String,
+    kind: LatencyKind,
+    pub received: u64,
+    pub emitted: u64,
+    pub acked: u64,
+    pub failed: u64,
+    hist: Histogram<u64>,
+    next_write_ns: u64,
+    text: String,
+}
+
+impl Recorder {
+    /// A recorder writing `<dir>/<task>`; `dir` is [`dir_for`] the topology id in the
+    /// working directory.
+    pub fn new(dir: &Path, component: &str, task: i32, kind: LatencyKind) -> Recorder {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("bench: cannot create {}: {e}", dir.display());
+        }
+        Recorder {
+            path: dir.join(task.to_string()),
+            tmp: dir.join(format!(".{task}.tmp")),
+            component: component.to_string(),
+            kind,
+            received: 0,
+            emitted: 0,
+            acked: 0,
+            failed: 0,
+            hist: new_histogram(),
+            next_write_ns: 0,
+            text: String::new(),
+        }
+    }
+
+    /// Records one latency sample from a timestamp taken by [`now_ns`] at `from_ns`.
+    pub fn record_since(&mut self, from_ns: u64, now_ns: u64) {
+        self.hist
+            .saturating_record(now_ns.saturating_sub(from_ns).max(1));
+    }
+
+    /// Writes the file if the last write is a second old.
+    pub fn maybe_write(&mut self, now_ns: u64) {
+        if now_ns >= self.next_write_ns {
+            self.write(now_ns);
+        }
+    }
+
+    /// Writes the file now (atomically: a temp file renamed over it).
+    pub fn write(&mut self, now_ns: u64) {
+        use std::fmt::Write as _;
+        self.next_write_ns = now_ns + WRITE_EVERY_NS;
+        let t = &mut self.text;
+        t.clear();
+        let _ = write!(
+            t,
+            "component {}\nat-ns {now_ns}\nreceived {}\nemitted {}\nacked {}\nfailed {}\nlatency {}\n",
+            self.component,
+            self.received,
+            self.emitted,
+            self.acked,
+            self.failed,
+            self.kind.name()
+        );
+        for v in self.hist.iter_recorded() {
+            let _ = writeln!(t, "hist {} {}", v.value_iterated_to(), v.count_at_value());
+        }
+        let result = std::fs::File::create(&self.tmp)
+            .and_then(|mut f| f.write_all(t.as_bytes()))
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path));
+        if let Err(e) = result {
+            eprintln!("bench: cannot write {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// One bench file as read back by the driver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub component: String,
+    pub at_ns: u64,
+    pub received: u64,
+    pub emitted: u64,
+    pub acked: u64,
+    pub failed: u64,
+    /// `e2e` or `complete`.
+    pub latency: String,
+    /// Histogram buckets: value (ns) → count.
+    pub hist: BTreeMap<u64, u64>,
+}
+
+impl Snapshot {
+    /// Parses a bench file; `None` if it has no timestamp (not a bench file).
+    pub fn parse(text: &str) -> Option<Snapshot> {
+        let mut s = Snapshot::default();
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            let (Some(key), Some(value)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let num = || value.parse::<u64>().ok();
+            match key {
+                "component" => s.component = value.to_string(),
+                "latency" => s.latency = value.to_string(),
+                "at-ns" => s.at_ns = num()?,
+                "received" => s.received = num()?,
+                "emitted" => s.emitted = num()?,
+                "acked" => s.acked = num()?,
+                "failed" => s.failed = num()?,
+                "hist" => {
+                    let count = parts.next()?.parse::<u64>().ok()?;
+                    *s.hist.entry(num()?).or_default() += count;
+                }
+                _ => {}
+            }
+        }
+        (s.at_ns > 0).then_some(s)
+    }
+
+    /// Every bench file of a topology: task id → snapshot (files being written are skipped).
+    pub fn read_all(working_dir: &Path, topology_id: &str) -> BTreeMap<i32, Snapshot> {
+        let mut out = BTreeMap::new();
+        let dir = working_dir.join(dir_for(topology_id));
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let Ok(task) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            if let Some(s) = Snapshot::parse(&text) {
+                out.insert(task, s);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_file_reads_back() {
+        let dir = std::env::temp_dir().join(format!("bench-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut r = Recorder::new(&dir.join(dir_for("t-1")), "count", 4, LatencyKind::EndToEnd);
+        r.received = 3;
+        r.record_since(1_000, 11_000);
+        r.record_since(1_000, 11_000);
+        r.record_since(0, 5_000_000);
+        r.write(42);
+        let all = Snapshot::read_all(&dir, "t-1");
+        let s = &all[&4];
+        assert_eq!(s.component, "count");
+        assert_eq!((s.at_ns, s.received, s.latency.as_str()), (42, 3, "e2e"));
+        assert_eq!(s.hist.values().sum::<u64>(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,141 @@
+//! The bench's output: one JSON object (`--json`) or a human summary.
+
+use crate::args::{Options, Reliability, Topology};
+use crate::driver::{Latency, Measured};
+use crate::procs::{roles_json, round};
+use crate::timely_peer::PeerResult;
+use serde_json::{json, Value};
+
+/// The JSON object of a run (and of the peer's, if there was one).
+pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value {
+    let lat = m.latency(opts.reliability);
+    let mut v = json!({
+        "topology": opts.topology.name(),
+        "topology_name": m.topology_name,
+        "reliability": opts.reliability.name(),
+        "duration_s": opts.duration.as_secs_f64(),
+        "warmup_s": opts.warmup.as_secs_f64(),
+        "measured_s": round(m.measured_s, 3),
+        "containers": opts.containers,
+        "parallelism": opts.parallelism,
+        "rate": opts.rate,
+        "max_spout_pending": opts.max_spout_pending.unwrap_or(heron::config::DEFAULT_MAX_SPOUT_PENDING),
+        "tuples_per_sec": round(m.tuples_per_sec, 1),
+        "emitted_per_sec": round(m.emitted_per_sec, 1),
+        "acked_per_sec": round(m.acked_per_sec, 1),
+        "failed": m.failed,
+        "failed_steady": m.failed_steady,
+        "latency_kind": match opts.reliability {
+            Reliability::AtLeast => "complete",
+            Reliability::AtMost => "end-to-end",
+        },
+        "latency_p50_us": round(lat.p50_us, 1),
+        "latency_p99_us": round(lat.p99_us, 1),
+        "latency_p999_us": round(lat.p999_us, 1),
+        "latency_max_us": round(lat.max_us, 1),
+        "latency_samples": lat.samples,
+        "e2e_latency_p50_us": round(m.end_to_end.p50_us, 1),
+        "e2e_latency_p99_us": round(m.end_to_end.p99_us, 1),
+        "totals": {
+            "emitted": m.totals.emitted,
+            "executed": m.totals.executed,
+            "acked": m.totals.acked,
+            "failed": m.totals.failed,
+        },
+        "roles": roles_json(&m.processes, &m.processes_base),
+        "processes_left": m.processes_left,
+        "tasks_missing": m.tasks_missing,
+    });
+    let o = v.as_object_mut().expect("an object");
+    if opts.topology == Topology::WordCount {
+        o.insert("words_per_sec".into(), json!(round(m.tuples_per_sec, 1)));
+    }
+    if let Some(p) = peer {
+        o.insert(
+            "timely_words_per_sec".into(),
+            json!(round(p.words_per_sec, 1)),
+        );
+        o.insert("timely_total_words".into(), json!(p.total_words));
+        let ratio = if p.words_per_sec > 0.0 {
+            m.tuples_per_sec / p.words_per_sec
+        } else {
+            0.0
+        };
+        o.insert("ratio".into(), json!(round(ratio, 4)));
+    }
+    v
+}
+
+fn rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2} M/s", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1} k/s", r / 1e3)
+    } else {
+        format!("{r:.0} /s")
+    }
+}
+
+fn latency_line(what: &str, l: &Latency) -> String {
+    if l.samples == 0 {
+        return format!("{what}: no samples");
+    }
+    format!(
+        "{what}: p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs ({} samples)",
+        l.p50_us, l.p99_us, l.p999_us, l.max_us, l.samples
+    )
+}
+
+/// The human summary.
+pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
+    let v = to_json(opts, m, peer);
+    println!(
+        "\n{} / {} over {:.1} s of steady state ({} containers, parallelism {}{}):",
+        opts.topology.name(),
+        opts.reliability.name(),
+        m.measured_s,
+        opts.containers,
+        opts.parallelism,
+        opts.rate
+            .map(|r| format!(", rate cap {r}/s"))
+            .unwrap_or_default()
+    );
+    let unit = if opts.topology == Topology::WordCount {
+        "words"
+    } else {
+        "tuples"
+    };
+    println!("  final bolt received {unit}: {}", rate(m.tuples_per_sec));
+    println!("  spouts emitted:  {}", rate(m.emitted_per_sec));
+    if opts.reliability == Reliability::AtLeast {
+        println!("  acked:           {}", rate(m.acked_per_sec));
+    }
+    println!("  failed: {} (whole run)", m.failed);
+    if opts.reliability == Reliability::AtLeast {
+        println!("  {}", latency_line("complete latency", &m.complete));
+    }
+    println!("  {}", latency_line("end-to-end latency", &m.end_to_end));
+    if let Some(roles) = v["roles"].as_object() {
+        for (role, r) in roles {
+            println!(
+                "  {role:<9} {} processes, peak RSS {} MB (max), CPU {} s (sum; {} s after the warm-up)",
+                r["processes"], r["peak_rss_mb"], r["cpu_s"], r["cpu_s_steady"]
+            );
+        }
+    }
+    if let Some(p) = peer {
+        println!(
+            "  timely word count (2 processes): {}; ours/timely = {}",
+            rate(p.words_per_sec),
+            v["ratio"]
+        );
+    }
+    if m.processes_left > 0 {
+        println!(
+            "  WARNING: {} processes left after the kill",
+            m.processes_left
+        );
+    } else {
+        println!("  killed {}: no process left", m.topology_name);
+    }
+}

@@ -1,0 +1,287 @@
+//! The bench's topologies and their components.
+//!
+//! Every tuple carries the spout's emit time (`ts`, CLOCK_MONOTONIC ns) as its last field;
+//! intermediate bolts pass it on and the final bolt records `now − ts` (end-to-end latency).
+//! With acking the spout's message id is that same timestamp, and the spout records
+//! `ack time − ts` (complete latency). Spouts and final bolts write bench files
+//! (`record.rs`); the driver reads them.
+
+use crate::args::{Options, Reliability, Topology};
+use crate::common::sentences::Sentences;
+use crate::rate::TokenBucket;
+use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
+use heron::{
+    values, BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology,
+    MessageId, OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
+    TopologyContext, TopologyError, Tuple, Value,
+};
+use std::collections::HashMap;
+
+/// The value the constant spout emits.
+const CONSTANT: &str = "heron-rs";
+
+/// Component names.
+pub const SPOUT: &str = "spout";
+pub const FINAL_BOLT_OF_CONST: &str = "null";
+pub const FINAL_BOLT_OF_WORD_COUNT: &str = "count";
+
+/// The component whose executed tuples are the topology's throughput.
+pub fn final_component(t: Topology) -> &'static str {
+    match t {
+        Topology::ConstNull | Topology::ConstIdNull => FINAL_BOLT_OF_CONST,
+        Topology::WordCount => FINAL_BOLT_OF_WORD_COUNT,
+    }
+}
+
+/// The topology's name (what `heron kill` would take).
+pub fn topology_name(t: Topology) -> &'static str {
+    match t {
+        Topology::ConstNull => "BenchConstNull",
+        Topology::ConstIdNull => "BenchConstIdNull",
+        Topology::WordCount => "BenchWordCount",
+    }
+}
+
+/// Builds the topology the arguments ask for (in every process: the arguments are the same).
+pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
+    let opts = Options::parse(args).map_err(TopologyError::Invalid)?;
+    let p = opts.parallelism;
+    let reliable = opts.reliability == Reliability::AtLeast;
+    let rate = opts.rate_per_spout_task();
+    let mut b = TopologyBuilder::new();
+    match opts.topology {
+        Topology::ConstNull | Topology::ConstIdNull => {
+            b.set_spout(
+                SPOUT,
+                move || BenchSpout::new(Payload::Constant, "value", reliable, rate),
+                p,
+            );
+            let mut upstream = SPOUT;
+            if opts.topology == Topology::ConstIdNull {
+                b.set_basic_bolt("identity", || IdentityBolt, p)
+                    .shuffle_grouping(SPOUT);
+                upstream = "identity";
+            }
+            b.set_bolt(FINAL_BOLT_OF_CONST, FinalBolt::null, p)
+                .shuffle_grouping(upstream);
+        }
+        Topology::WordCount => {
+            b.set_spout(
+                SPOUT,
+                move || {
+                    BenchSpout::new(
+                        Payload::Sentences(Sentences::per_process()),
+                        "sentence",
+                        reliable,
+                        rate,
+                    )
+                },
+                p,
+            );
+            b.set_basic_bolt("split", || SplitBolt, p)
+                .shuffle_grouping(SPOUT);
+            b.set_bolt(FINAL_BOLT_OF_WORD_COUNT, FinalBolt::count, p)
+                .fields_grouping("split", Fields::new(["word"]));
+        }
+    }
+    b.build(topology_name(opts.topology), opts.config())
+}
+
+/// What a spout emits.
+enum Payload {
+    Constant,
+    Sentences(Sentences),
+}
+
+/// The spout of every bench topology: `[payload, ts]`, optionally rate-capped, with the
+/// timestamp as message id under acking.
+struct BenchSpout {
+    payload: Payload,
+    field: &'static str,
+    reliable: bool,
+    rate: Option<f64>,
+    bucket: Option<TokenBucket>,
+    rec: Option<Recorder>,
+}
+
+impl BenchSpout {
+    fn new(payload: Payload, field: &'static str, reliable: bool, rate: Option<f64>) -> Self {
+        BenchSpout {
+            payload,
+            field,
+            reliable,
+            rate,
+            bucket: None,
+            rec: None,
+        }
+    }
+}
+
+impl Spout for BenchSpout {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new([self.field, "ts"]));
+    }
+
+    fn open(&mut self, ctx: &TopologyContext) {
+        let now = now_ns();
+        self.bucket = self.rate.map(|r| TokenBucket::new(r, now));
+        let dir = dir_for(ctx.topology_id());
+        let mut rec = Recorder::new(
+            &dir,
+            ctx.component_id(),
+            ctx.task_id(),
+            LatencyKind::Complete,
+        );
+        rec.write(now);
+        self.rec = Some(rec);
+    }
+
+    fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
+        let now = now_ns();
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        rec.maybe_write(now);
+        if let Some(bucket) = self.bucket.as_mut() {
+            if !bucket.take(now) {
+                return;
+            }
+        }
+        let value = match &mut self.payload {
+            Payload::Constant => Value::from(CONSTANT),
+            Payload::Sentences(s) => Value::Str(s.next_sentence()),
+        };
+        let ts = now as i64;
+        if self.reliable {
+            collector.emit_with_id(vec![value, Value::Int(ts)], Value::Int(ts));
+        } else {
+            collector.emit(vec![value, Value::Int(ts)]);
+        }
+        rec.emitted += 1;
+    }
+
+    fn ack(&mut self, msg_id: MessageId) {
+        let now = now_ns();
+        if let (Some(rec), Value::Int(ts)) = (self.rec.as_mut(), msg_id) {
+            rec.acked += 1;
+            rec.record_since(ts as u64, now);
+            rec.maybe_write(now);
+        }
+    }
+
+    fn fail(&mut self, _msg_id: MessageId) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.failed += 1;
+            rec.maybe_write(now_ns());
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.write(now_ns());
+        }
+    }
+}
+
+/// Passes `[value, ts]` on unchanged.
+struct IdentityBolt;
+
+impl BasicBolt for IdentityBolt {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["value", "ts"]));
+    }
+
+    fn execute(
+        &mut self,
+        input: &Tuple,
+        collector: &mut BasicOutputCollector,
+    ) -> Result<(), FailedException> {
+        collector.emit(input.values().to_vec());
+        Ok(())
+    }
+}
+
+/// Splits a sentence into `[word, ts]` tuples.
+struct SplitBolt;
+
+impl BasicBolt for SplitBolt {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["word", "ts"]));
+    }
+
+    fn execute(
+        &mut self,
+        input: &Tuple,
+        collector: &mut BasicOutputCollector,
+    ) -> Result<(), FailedException> {
+        let ts = input.get_i64(1).unwrap_or_default();
+        for word in input.get_str(0).unwrap_or_default().split_whitespace() {
+            collector.emit(values![word, ts]);
+        }
+        Ok(())
+    }
+}
+
+/// The last bolt: records end-to-end latency and acks; the word count's also counts words.
+struct FinalBolt {
+    counts: Option<HashMap<String, u64>>,
+    rec: Option<Recorder>,
+}
+
+impl FinalBolt {
+    fn null() -> FinalBolt {
+        FinalBolt {
+            counts: None,
+            rec: None,
+        }
+    }
+
+    fn count() -> FinalBolt {
+        FinalBolt {
+            counts: Some(HashMap::new()),
+            rec: None,
+        }
+    }
+}
+
+impl Bolt for FinalBolt {
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        let dir = dir_for(ctx.topology_id());
+        let mut rec = Recorder::new(
+            &dir,
+            ctx.component_id(),
+            ctx.task_id(),
+            LatencyKind::EndToEnd,
+        );
+        rec.write(now_ns());
+        self.rec = Some(rec);
+    }
+
+    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+        if let Some(counts) = self.counts.as_mut() {
+            if let Some(word) = input.get_str(0) {
+                match counts.get_mut(word) {
+                    Some(c) => *c += 1,
+                    None => {
+                        counts.insert(word.to_string(), 1);
+                    }
+                }
+            }
+        }
+        if let Some(rec) = self.rec.as_mut() {
+            let now = now_ns();
+            rec.received += 1;
+            if let Some(ts) = input.get_i64(1) {
+                rec.record_since(ts as u64, now);
+            }
+            rec.maybe_write(now);
+        }
+        collector.ack(input);
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.write(now_ns());
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The bench harness (examples/bench): short runs of each topology with `--json`, checked for
+//! the JSON's shape and sanity (never for speed), and for leaving no process behind.
+
+mod support;
+
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::{fresh_example, processes_mentioning, wait_for, TestEnv};
+
+/// Runs the bench with this env's HOME; returns (exit code, stdout, stderr).
+fn bench(env: &TestEnv, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(fresh_example("bench"))
+        .args(args)
+        .env("HOME", env.home())
+        .env("USER", "tester")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the bench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_no_process_left(env: &TestEnv) {
+    let home = env.home().to_string_lossy().to_string();
+    let left = wait_for(Duration::from_secs(10), "processes to exit", || {
+        let p = processes_mentioning(&home);
+        p.is_empty().then_some(p)
+    });
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+/// Runs one short bench and checks what every run must report.
+fn run_json(topology: &str, reliability: &str, extra: &[&str]) -> Value {
+    let env = TestEnv::new();
+    let mut args = vec![
+        "--topology",
+        topology,
+        "--reliability",
+        reliability,
+        "--duration",
+        "5s",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = bench(&env, &args);
+    assert_eq!(
+        code, 0,
+        "bench failed:\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one JSON line:\n{stdout}");
+    let v: Value = serde_json::from_str(lines[0]).expect("the output is JSON");
+    assert_eq!(v["topology"], topology, "{v}");
+    assert_eq!(v["reliability"], reliability, "{v}");
+    assert_eq!(v["duration_s"].as_f64(), Some(5.0), "{v}");
+    for key in [
+        "tuples_per_sec",
+        "emitted_per_sec",
+        "acked_per_sec",
+        "latency_p50_us",
+        "latency_p99_us",
+    ] {
+        assert!(v[key].is_number(), "{key} missing: {v}");
+    }
+    assert!(v["failed"].is_u64(), "{v}");
+    assert!(v["tuples_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["emitted_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    let p50 = v["latency_p50_us"].as_f64().unwrap();
+    let p99 = v["latency_p99_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p99 >= p50, "{v}");
+    if reliability == "atmost" {
+        assert_eq!(v["failed"].as_u64(), Some(0), "{v}");
+        assert_eq!(v["latency_kind"], "end-to-end", "{v}");
+    } else {
+        assert_eq!(v["latency_kind"], "complete", "{v}");
+        assert!(v["acked_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    for role in ["tmaster", "stmgr", "instance"] {
+        let r = &v["roles"][role];
+        assert!(
+            r["peak_rss_mb"].as_f64().unwrap_or(0.0) > 0.0,
+            "{role}: {v}"
+        );
+        assert!(r["cpu_s"].as_f64().is_some(), "{role}: {v}");
+    }
+    assert_eq!(v["processes_left"].as_u64(), Some(0), "{v}");
+    assert_no_process_left(&env);
+    v
+}
+
+#[test]
+fn const_null_atmost_reports_json() {
+    let v = run_json("const-null", "atmost", &[]);
+    assert!(v.get("words_per_sec").is_none(), "{v}");
+}
+
+#[test]
+fn const_id_null_atleast_reports_complete_latency() {
+    let v = run_json(
+        "const-id-null",
+        "atleast",
+        &["--containers", "1", "--max-spout-pending", "500"],
+    );
+    assert_eq!(v["containers"].as_u64(), Some(1), "{v}");
+    assert_eq!(v["max_spout_pending"].as_u64(), Some(500), "{v}");
+}
+
+#[test]
+fn word_count_with_timely_peer_reports_a_ratio() {
+    let v = run_json(
+        "word-count",
+        "atmost",
+        &["--rate", "20000", "--peer", "timely"],
+    );
+    assert!(v["words_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["timely_words_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+#[test]
+fn bad_arguments_exit_2_and_name_the_argument() {
+    let env = TestEnv::new();
+    for (args, name) in [
+        (vec!["--topology", "nope"], "--topology"),
+        (
+            vec!["--topology", "const-null", "--frobnicate"],
+            "--frobnicate",
+        ),
+        (vec!["--topology", "const-null", "--rate", "x"], "--rate"),
+        (vec!["--reliability", "atmost"], "--topology"),
+    ] {
+        let (code, stdout, stderr) = bench(&env, &args);
+        assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
+        assert!(stderr.contains(name), "{args:?}: {stderr}");
+    }
+    assert_no_process_left(&env);
+}
