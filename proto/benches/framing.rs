@@ -1,0 +1,172 @@
+//! Heron packet framing: encoding and decoding of the packets the data path carries.
+//!
+//! * `tuple_set2/*`: a `HeronTupleSet2` (stream manager -> instance, and inside every
+//!   `TupleStreamMessage`) of 100 or 1000 small tuples (key, one root, a word and a count),
+//!   throughput in tuples and in wire bytes;
+//! * `control/*`: a small control message (`StartBackPressureMessage`).
+//!
+//! Run: `cargo bench -p heron-proto --bench framing`.
+
+use std::hint::black_box;
+
+use bytes::{Bytes, BytesMut};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use heron_proto::api::StreamId;
+use heron_proto::codec::{encode_message, encode_raw};
+use heron_proto::stmgr::StartBackPressureMessage;
+use heron_proto::system::{HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, RootId};
+use heron_proto::{HeronCodec, Message, Name, Packet, ReqId};
+use tokio_util::codec::Encoder;
+
+const SIZES: [usize; 2] = [100, 1000];
+
+/// One encoded data tuple as an instance emits it in ATLEAST_ONCE: a key, one root, a
+/// string and an integer value (heron-rs value encoding: tag byte, payload).
+fn tuple(i: usize) -> Bytes {
+    let mut word = vec![4u8];
+    word.extend_from_slice(format!("word-{}", i % 997).as_bytes());
+    let mut count = vec![2u8];
+    count.extend_from_slice(&(i as i64).to_le_bytes());
+    HeronDataTuple {
+        key: 0x1234_5678_9abc_def0_u64 as i64 ^ i as i64,
+        roots: vec![RootId {
+            taskid: 1,
+            key: 0x0fed_cba9_8765_4321 ^ i as i64,
+        }],
+        values: vec![word.into(), count.into()],
+        dest_task_ids: vec![],
+    }
+    .encode_to_vec()
+    .into()
+}
+
+fn tuple_set2(n: usize) -> HeronTupleSet2 {
+    HeronTupleSet2 {
+        data: Some(HeronDataTupleSet2 {
+            stream: StreamId {
+                id: "default".into(),
+                component_name: "word-spout".into(),
+            },
+            tuples: (0..n).map(tuple).collect(),
+        }),
+        control: None,
+        src_task_id: 1,
+    }
+}
+
+fn framed<M: Message + Name>(msg: &M) -> Bytes {
+    let mut buf = BytesMut::new();
+    encode_message(&mut buf, &ReqId::ZERO, msg);
+    buf.freeze()
+}
+
+fn bench_tuple_set2(c: &mut Criterion) {
+    let mut g = c.benchmark_group("framing/tuple_set2");
+    let codec = HeronCodec::default();
+    for n in SIZES {
+        let set = tuple_set2(n);
+        let frame = framed(&set);
+        let payload = set.encode_to_vec();
+        let packet = Packet::new(
+            HeronTupleSet2::full_name(),
+            ReqId::ZERO,
+            payload.clone().into(),
+        );
+        g.throughput(Throughput::ElementsAndBytes {
+            elements: n as u64,
+            bytes: frame.len() as u64,
+        });
+        let mut dst = BytesMut::with_capacity(frame.len());
+
+        // prost encodes the message straight after the header (instances' control sets,
+        // every non-tuple message).
+        g.bench_function(format!("encode_message/{n}"), |b| {
+            b.iter(|| {
+                dst.clear();
+                encode_message(&mut dst, &ReqId::ZERO, black_box(&set));
+                black_box(dst.len())
+            })
+        });
+        // Header plus one copy of an already encoded payload (the stream manager's batches).
+        g.bench_function(format!("encode_raw/{n}"), |b| {
+            b.iter(|| {
+                dst.clear();
+                encode_raw(
+                    &mut dst,
+                    HeronTupleSet2::full_name().as_str(),
+                    &ReqId::ZERO,
+                    black_box(&payload),
+                );
+                black_box(dst.len())
+            })
+        });
+        // The tokio codec's encoder with a `Packet` (type name allocated once, outside).
+        g.bench_function(format!("codec_encode_packet/{n}"), |b| {
+            let mut codec = codec;
+            b.iter(|| {
+                dst.clear();
+                codec.encode(black_box(&packet), &mut dst).unwrap();
+                black_box(dst.len())
+            })
+        });
+        // Splitting one packet off a read buffer (no payload decoding).
+        g.bench_function(format!("decode_packet/{n}"), |b| {
+            b.iter_batched_ref(
+                || BytesMut::from(&frame[..]),
+                |buf| codec.decode_packet(buf).unwrap().unwrap(),
+                BatchSize::SmallInput,
+            )
+        });
+        // Splitting and decoding the payload with prost, as the instance does (tuples stay
+        // `Bytes` slices of the read buffer).
+        g.bench_function(format!("decode_message/{n}"), |b| {
+            b.iter_batched_ref(
+                || BytesMut::from(&frame[..]),
+                |buf| {
+                    let p = codec.decode_packet(buf).unwrap().unwrap();
+                    p.decode::<HeronTupleSet2>().unwrap()
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn bench_control(c: &mut Criterion) {
+    let mut g = c.benchmark_group("framing/control");
+    let codec = HeronCodec::default();
+    let msg = StartBackPressureMessage {
+        topology_name: "word-count".into(),
+        topology_id: "word-count-3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b".into(),
+        stmgr: "stmgr-2".into(),
+        message_id: "heron-rs-selective:count".into(),
+    };
+    let frame = framed(&msg);
+    g.throughput(Throughput::ElementsAndBytes {
+        elements: 1,
+        bytes: frame.len() as u64,
+    });
+    let mut dst = BytesMut::with_capacity(frame.len());
+    g.bench_function("encode_message", |b| {
+        b.iter(|| {
+            dst.clear();
+            encode_message(&mut dst, &ReqId::ZERO, black_box(&msg));
+            black_box(dst.len())
+        })
+    });
+    g.bench_function("decode_message", |b| {
+        b.iter_batched_ref(
+            || BytesMut::from(&frame[..]),
+            |buf| {
+                let p = codec.decode_packet(buf).unwrap().unwrap();
+                p.decode::<StartBackPressureMessage>().unwrap()
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_tuple_set2, bench_control);
+criterion_main!(benches);
