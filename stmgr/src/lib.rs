@@ -32,6 +32,8 @@
 //!   connections.
 
 mod backpressure;
+#[doc(hidden)]
+pub mod bench_api;
 mod config;
 mod conn;
 mod control;

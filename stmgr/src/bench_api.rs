@@ -1,0 +1,225 @@
+//! Thin public handles on the data-path internals, for the criterion benches in `benches/`
+//! (`routing`, `xor`). Not an API: hidden from the docs, not for use outside this crate's
+//! benches. Every item forwards to the crate-private one of the same name; errors become
+//! strings.
+
+use std::time::{Duration, Instant};
+
+use heron_proto::system::PhysicalPlan;
+use heron_proto::Packet;
+
+/// `crate::routing::Router`.
+pub struct Router(crate::routing::Router);
+
+impl Router {
+    /// The routing table of `pplan` seen from `my_stmgr`.
+    pub fn new(pplan: &PhysicalPlan, my_stmgr: &str) -> Result<Router, String> {
+        crate::routing::Router::new(pplan, my_stmgr)
+            .map(Router)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The index of a stream with subscribers.
+    pub fn stream_index(&self, component: &str, stream: &str) -> Option<u32> {
+        self.0.stream_index(component, stream)
+    }
+
+    /// Appends the destination slots of a checked, encoded tuple.
+    #[inline]
+    pub fn route(&mut self, stream: u32, tuple: &[u8], out: &mut Vec<u32>) {
+        self.0.route(stream, tuple, out)
+    }
+}
+
+/// The in-place protobuf reading of tuple sets (`crate::wire`).
+pub mod wire {
+    use crate::wire as w;
+
+    /// A `HeronTupleSet`'s encoded data and control sets.
+    pub type SetParts<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+    /// Splits a `HeronTupleSet` into its data and control sets.
+    pub fn split_tuple_set(buf: &[u8]) -> Result<SetParts<'_>, String> {
+        let p = w::split_tuple_set(buf).map_err(|e| e.to_string())?;
+        Ok((p.data, p.control))
+    }
+
+    /// A `HeronDataTupleSet`'s stream and still-encoded tuples.
+    pub struct DataSet<'a>(w::DataSet<'a>);
+
+    /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
+    pub fn split_data_set(buf: &[u8]) -> Result<DataSet<'_>, String> {
+        w::split_data_set(buf)
+            .map(DataSet)
+            .map_err(|e| e.to_string())
+    }
+
+    impl<'a> DataSet<'a> {
+        /// The producing component.
+        pub fn component(&self) -> &'a str {
+            self.0.component
+        }
+
+        /// The stream id.
+        pub fn stream(&self) -> &'a str {
+            self.0.stream
+        }
+
+        /// Calls `f` with every tuple's bytes, after checking the tuple as the data path does.
+        #[inline]
+        pub fn for_each_checked_tuple(&self, mut f: impl FnMut(&'a [u8])) -> Result<(), String> {
+            self.0
+                .for_each_tuple(|t| {
+                    w::check_tuple(t)?;
+                    f(t);
+                    Ok(())
+                })
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    /// Calls `f(task, key)` for every root of a checked tuple; returns how many.
+    #[inline]
+    pub fn for_each_root(tuple: &[u8], f: impl FnMut(i32, i64)) -> usize {
+        w::for_each_root(tuple, f)
+    }
+
+    /// Where a checked tuple's 8 key bytes are.
+    #[inline]
+    pub fn tuple_key_offset(tuple: &[u8]) -> Option<usize> {
+        w::tuple_key_offset(tuple)
+    }
+}
+
+/// `crate::xor::XorTracker` with Heron's 3 buckets.
+pub struct XorTracker(crate::xor::XorTracker);
+
+impl XorTracker {
+    /// Trackers for `spout_tasks`; first rotation `timeout` after `now`.
+    pub fn new(spout_tasks: &[i32], timeout: Duration, now: Instant) -> XorTracker {
+        XorTracker(crate::xor::XorTracker::new(
+            spout_tasks,
+            timeout,
+            crate::xor::DEFAULT_NBUCKETS,
+            now,
+        ))
+    }
+
+    /// XORs emitted keys into a tree; `true` when that completed it.
+    #[inline]
+    pub fn emit(&mut self, task: i32, root: i64, value: i64) -> bool {
+        self.0.emit(task, root, value)
+    }
+
+    /// An ack; `true` when the tree completed.
+    #[inline]
+    pub fn ack(&mut self, task: i32, root: i64, value: i64) -> bool {
+        self.0.ack(task, root, value)
+    }
+
+    /// A fail; `true` if the tree was tracked.
+    #[inline]
+    pub fn fail(&mut self, task: i32, root: i64) -> bool {
+        self.0.fail(task, root)
+    }
+
+    /// Rotates for every interval ended by `now`.
+    pub fn on_time(&mut self, now: Instant) {
+        self.0.on_time(now)
+    }
+
+    /// When the next rotation is due.
+    pub fn deadline(&self) -> Instant {
+        self.0.deadline()
+    }
+
+    /// Trees tracked.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// `true` when no tree is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 0
+    }
+
+    /// Entries dropped by rotations so far.
+    pub fn expired(&self) -> u64 {
+        self.0.expired
+    }
+}
+
+/// `crate::core::Core`, the whole synchronous data path: a packet in, batches framed per
+/// connection out.
+pub struct Core(crate::core::Core);
+
+impl Core {
+    /// A stream manager with no connections and no plan (batches of
+    /// `crate::BATCH_BYTES`, packets up to `crate::DEFAULT_MAX_PACKET_SIZE`).
+    pub fn new(
+        topology_name: &str,
+        topology_id: &str,
+        stmgr_id: &str,
+        instance_ids: &[String],
+        now: Instant,
+    ) -> Core {
+        Core(crate::core::Core::new(
+            crate::core::CoreConfig {
+                topology_name: topology_name.into(),
+                topology_id: topology_id.into(),
+                stmgr_id: stmgr_id.into(),
+                instance_ids: instance_ids.to_vec(),
+                max_packet_size: crate::DEFAULT_MAX_PACKET_SIZE,
+                batch_bytes: crate::BATCH_BYTES,
+            },
+            now,
+        ))
+    }
+
+    /// The instance server accepted connection `conn`.
+    pub fn instance_connected(&mut self, conn: u64) {
+        self.0.on_connected(
+            conn,
+            crate::core::Incoming::Instance,
+            format!("bench-{conn}"),
+        )
+    }
+
+    /// A packet arrived on `conn`.
+    #[inline]
+    pub fn on_packet(&mut self, conn: u64, packet: &Packet, now: Instant) {
+        self.0.on_packet(conn, packet, now)
+    }
+
+    /// A physical plan from the tmaster.
+    pub fn on_pplan(&mut self, pplan: PhysicalPlan, now: Instant) {
+        self.0.on_pplan(pplan, now)
+    }
+
+    /// Ends a round and drops the resulting actions; returns the bytes it would write.
+    pub fn end_round(&mut self, now: Instant, idle: bool) -> usize {
+        self.0.end_round(now, idle);
+        self.0
+            .drain_actions()
+            .map(|a| match a {
+                crate::core::Action::Send(_, b) => b.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Tuples received from instances so far.
+    pub fn tuples_from_instances(&self) -> u64 {
+        self.0.counters().tuples_from_instances
+    }
+
+    /// Tuples delivered to local instances so far.
+    pub fn tuples_to_instances(&self) -> u64 {
+        self.0.delivered().to_instances
+    }
+
+    /// Spout tuple trees tracked (ATLEAST_ONCE).
+    pub fn pending_trees(&self) -> usize {
+        self.0.pending_trees()
+    }
+}
