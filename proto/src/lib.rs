@@ -14,6 +14,7 @@
 //! Heron's own decoders accept what we send.
 
 pub mod codec;
+pub mod net;
 pub mod wire;
 
 #[allow(missing_docs, clippy::all, clippy::pedantic)]

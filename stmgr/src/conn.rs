@@ -173,8 +173,8 @@ pub(crate) async fn accept_loop(
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
-                if let Err(e) = stream.set_nodelay(true) {
-                    debug!(%peer, "cannot set TCP_NODELAY: {e}");
+                if let Err(e) = heron_proto::net::tune_data_socket(&stream) {
+                    debug!(%peer, "cannot set the socket options: {e}");
                 }
                 if events
                     .send(Event::Accepted { stream, peer, kind })
