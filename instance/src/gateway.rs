@@ -67,7 +67,7 @@ pub(crate) fn connect_and_register(
     options: &RunOptions,
 ) -> Result<Registered, InstanceError> {
     let mut stream = connect(config, options)?;
-    stream.set_nodelay(true)?;
+    heron_proto::net::tune_data_socket(&stream)?;
     let reqid = ReqId::random();
     let request = RegisterInstanceRequest {
         instance: Instance {
@@ -91,6 +91,7 @@ pub(crate) fn connect_and_register(
     let codec = HeronCodec::new(MAX_PACKET_SIZE);
     let deadline = Instant::now() + options.register_timeout;
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let mut scratch = vec![0u8; READ_CHUNK];
     let mut initial = InBatch::new();
     loop {
         while let Some(packet) = codec.decode_packet(&mut buf)? {
@@ -129,7 +130,7 @@ pub(crate) fn connect_and_register(
             return Err(InstanceError::RegisterTimeout(options.register_timeout));
         }
         stream.set_read_timeout(Some(deadline - now))?;
-        match read_some(&mut stream, &mut buf) {
+        match read_some(&mut stream, &mut buf, &mut scratch) {
             Ok(0) => return Err(InstanceError::Disconnected),
             Ok(_) => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
@@ -141,13 +142,17 @@ pub(crate) fn connect_and_register(
     }
 }
 
-/// Reads once from `stream`, appending to `buf`.
-fn read_some(stream: &mut TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
-    let len = buf.len();
-    buf.resize(len + READ_CHUNK, 0);
-    let result = stream.read(&mut buf[len..]);
-    buf.truncate(len + *result.as_ref().unwrap_or(&0));
-    result
+/// Reads once from `stream` into `scratch`, then appends what came to `buf`. Reading into a
+/// reused buffer (rather than growing `buf` by a zeroed chunk per read) keeps a small read
+/// from costing a large memset and fresh pages.
+fn read_some(
+    stream: &mut TcpStream,
+    buf: &mut BytesMut,
+    scratch: &mut [u8],
+) -> std::io::Result<usize> {
+    let n = stream.read(scratch)?;
+    buf.extend_from_slice(&scratch[..n]);
+    Ok(n)
 }
 
 /// The running gateway threads and the executor's ends of the queues.
@@ -218,6 +223,7 @@ fn reader_loop(
     mut executes: StreamCounter,
 ) {
     let codec = HeronCodec::new(MAX_PACKET_SIZE);
+    let mut scratch = vec![0u8; READ_CHUNK];
     loop {
         let mut batch = InBatch::new();
         loop {
@@ -247,7 +253,7 @@ fn reader_loop(
         if !batch.is_empty() && in_tx.send(batch).is_err() {
             return;
         }
-        match read_some(&mut stream, &mut buf) {
+        match read_some(&mut stream, &mut buf, &mut scratch) {
             Ok(0) => {
                 tracing::info!("the stream manager closed the connection");
                 return;
