@@ -1,15 +1,16 @@
 //! Allocator settings for the long-running roles.
 //!
-//! The data path hands `Bytes` buffers of 32–128 KiB between threads and tasks. With glibc's
-//! defaults such buffers come from the heap once the dynamic mmap threshold has grown, and a
-//! daemon's resident size then creeps up to several times what it holds (measured: a stream
-//! manager holding about 30 MB of backlog at 190 MB RSS). A fixed mmap threshold returns big
-//! buffers to the system when they are freed, and two arenas keep per-thread heaps from
-//! multiplying; with both a stream manager stays within 25–50 MB under the same load.
+//! The data path hands `Bytes` buffers between threads and tasks, from 32–128 KiB reads up to
+//! rounds of several MB. With glibc's defaults the dynamic mmap threshold grows up to 32 MB,
+//! the large buffers then come from the heap, and a daemon's resident size creeps up to
+//! several times what it holds (measured: a stream manager holding about 30 MB of backlog at
+//! 190 MB RSS). A fixed 1 MiB threshold returns the large buffers to the system when they are
+//! freed while read-sized buffers stay on the heap (a 64 KiB threshold cost a page-faulting
+//! mmap per socket read), and two arenas keep per-thread heaps from multiplying.
 
 /// Buffers at least this large are mapped and unmapped on their own.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_THRESHOLD: libc::c_int = 64 * 1024;
+const MMAP_THRESHOLD: libc::c_int = 1024 * 1024;
 
 /// Most malloc arenas (glibc's default is 8 per core).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
