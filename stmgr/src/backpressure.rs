@@ -17,12 +17,12 @@ use crate::core::ConnId;
 
 /// Our defaults for `heron.streammgr.network.backpressure.highwatermark.mb` / `lowwatermark.mb`
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM
-/// daemon with a gigabyte of heap; a backlog is a memory cost, and 4 / 2 MB (about 100 ms of
+/// daemon with a gigabyte of heap; a backlog is a memory cost, and 2 / 1 MB (tens of ms of
 /// word-count traffic on one connection) keeps a stream manager under 64 MB resident while
 /// leaving the spouts enough slack to run at full rate.
-pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 4 << 20;
+pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 2 << 20;
 /// See [`DEFAULT_HIGH_WATERMARK`].
-pub(crate) const DEFAULT_LOW_WATERMARK: usize = 2 << 20;
+pub(crate) const DEFAULT_LOW_WATERMARK: usize = 1 << 20;
 
 /// The component set that stands for the whole topology.
 pub(crate) const ALL: &str = "*";

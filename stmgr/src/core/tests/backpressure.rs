@@ -128,7 +128,7 @@ fn watermarks_come_from_the_topology_config() {
     let mut p = plan_with(api::Grouping::All);
     assert_eq!(
         watermarks(&p),
-        (4 << 20, 2 << 20),
+        (2 << 20, 1 << 20),
         "our defaults (Heron: 100 / 50 MB)"
     );
     p.topology.topology_config = Some(api::Config {
