@@ -2,6 +2,7 @@
 //! spout tuples in flight and accumulates the outgoing batch.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -47,6 +48,26 @@ struct OutStream {
     tally: StreamTally,
 }
 
+/// Root keys are uniformly random numbers: they are their own hash.
+#[derive(Default)]
+struct RandomKeyHasher(u64);
+
+impl Hasher for RandomKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.0 = v as u64;
+    }
+}
+
 /// A tracked spout tuple: message id, emit time, index of its stream.
 type Tracked = (MessageId, Instant, usize);
 
@@ -54,7 +75,7 @@ type Tracked = (MessageId, Instant, usize);
 /// with insertion order kept for expiry.
 #[derive(Default)]
 struct InFlight {
-    map: HashMap<i64, Tracked>,
+    map: HashMap<i64, Tracked, BuildHasherDefault<RandomKeyHasher>>,
     order: VecDeque<(i64, Instant)>,
 }
 

@@ -133,7 +133,7 @@ impl RotatingMap {
 /// The XOR trackers of every local spout task, with their rotation schedule.
 #[derive(Debug, Clone)]
 pub(crate) struct XorTracker {
-    tasks: HashMap<i32, RotatingMap>,
+    tasks: HashMap<i32, RotatingMap, BuildHasherDefault<KeyHasher>>,
     nbuckets: usize,
     interval: Duration,
     next_rotation: Instant,
@@ -152,7 +152,7 @@ impl XorTracker {
     ) -> XorTracker {
         let nbuckets = nbuckets.max(1);
         let mut t = XorTracker {
-            tasks: HashMap::new(),
+            tasks: HashMap::default(),
             nbuckets,
             interval: (timeout / nbuckets as u32).max(Duration::from_millis(10)),
             next_rotation: now + timeout.max(Duration::from_millis(10)),
