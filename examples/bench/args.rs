@@ -78,6 +78,8 @@ pub struct Options {
     pub rate: Option<u64>,
     /// `topology.max.spout.pending`; Heron's default when absent.
     pub max_spout_pending: Option<u64>,
+    /// Word-count vocabulary size (default: the 32 words of `examples/word_count.rs`).
+    pub vocabulary: usize,
     pub json: bool,
     pub peer: Option<Peer>,
 }
@@ -92,6 +94,7 @@ usage: bench --topology const-null|const-id-null|word-count [options]
   --parallelism N                tasks per component (default 2)
   --rate N                       cap on the total spout rate, tuples/s (default: none)
   --max-spout-pending N          topology.max.spout.pending (default: Heron's, 100)
+  --vocabulary N                 word-count vocabulary size (default 32, word_count's words)
   --json                         print one JSON object instead of a summary
   --peer timely                  then run timely's word count and compare (word-count only)";
 
@@ -109,6 +112,7 @@ impl Options {
             parallelism: 2,
             rate: None,
             max_spout_pending: None,
+            vocabulary: crate::common::sentences::WORDS.len(),
             json: false,
             peer: None,
         };
@@ -151,6 +155,7 @@ impl Options {
                 "--parallelism" => o.parallelism = positive(name, &value()?)? as u32,
                 "--rate" => o.rate = Some(positive(name, &value()?)?),
                 "--max-spout-pending" => o.max_spout_pending = Some(positive(name, &value()?)?),
+                "--vocabulary" => o.vocabulary = positive(name, &value()?)? as usize,
                 "--json" if inline.is_none() => o.json = true,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {

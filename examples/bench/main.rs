@@ -69,7 +69,7 @@ fn main() {
                     std::process::exit(1);
                 }
             };
-            match timely_peer::run(&exe, opts.duration, opts.warmup) {
+            match timely_peer::run(&exe, opts.duration, opts.warmup, opts.vocabulary) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!("bench: {e}");

@@ -19,6 +19,7 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         "containers": opts.containers,
         "parallelism": opts.parallelism,
         "rate": opts.rate,
+        "vocabulary": opts.vocabulary,
         "max_spout_pending": opts.max_spout_pending.unwrap_or(heron::config::DEFAULT_MAX_SPOUT_PENDING),
         "tuples_per_sec": round(m.tuples_per_sec, 1),
         "emitted_per_sec": round(m.emitted_per_sec, 1),

@@ -61,6 +61,7 @@ pub fn worker_main(args: &[String]) -> i32 {
     let mut addresses = Vec::new();
     let mut duration = None;
     let mut warmup = None;
+    let mut vocabulary = crate::common::sentences::WORDS.len();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let v = it.next();
@@ -69,6 +70,9 @@ pub fn worker_main(args: &[String]) -> i32 {
             ("--addresses", Some(v)) => addresses = v.split(',').map(str::to_string).collect(),
             ("--duration-ms", Some(v)) => duration = v.parse().ok().map(Duration::from_millis),
             ("--warmup-ms", Some(v)) => warmup = v.parse().ok().map(Duration::from_millis),
+            ("--vocabulary", Some(v)) if v.parse::<usize>().is_ok_and(|n| n > 0) => {
+                vocabulary = v.parse().unwrap_or(vocabulary)
+            }
             _ => {
                 eprintln!("{WORKER_COMMAND}: bad argument {a:?}");
                 return 2;
@@ -93,7 +97,9 @@ pub fn worker_main(args: &[String]) -> i32 {
         },
         worker: timely::WorkerConfig::default(),
     };
-    let guards = timely::execute(config, move |worker| count_words(worker, duration, warmup));
+    let guards = timely::execute(config, move |worker| {
+        count_words(worker, duration, warmup, vocabulary)
+    });
     match guards {
         Ok(guards) => {
             for r in guards.join() {
@@ -121,6 +127,7 @@ fn count_words(
     worker: &mut timely::worker::Worker,
     duration: Duration,
     warmup: Duration,
+    vocabulary: usize,
 ) -> WorkerReport {
     let counted = Rc::new(Cell::new(0u64));
     let mut input = InputHandleVec::<u64, String>::new();
@@ -154,7 +161,7 @@ fn count_words(
             .probe_with(&probe);
     });
 
-    let mut sentences = Sentences::new(0x5EED ^ worker.index() as u64);
+    let mut sentences = Sentences::with_vocabulary(0x5EED ^ worker.index() as u64, vocabulary);
     let start = Instant::now();
     let mut mark: Option<(Instant, u64)> = None;
     let mut epoch = 0u64;
@@ -209,7 +216,12 @@ impl Drop for Workers {
 }
 
 /// Runs the two worker processes of `exe` and sums their rates.
-pub fn run(exe: &Path, duration: Duration, warmup: Duration) -> Result<PeerResult, String> {
+pub fn run(
+    exe: &Path,
+    duration: Duration,
+    warmup: Duration,
+    vocabulary: usize,
+) -> Result<PeerResult, String> {
     let ports = (0..PROCESSES)
         .map(|_| free_loopback_port())
         .collect::<Result<Vec<_>, _>>()
@@ -223,6 +235,7 @@ pub fn run(exe: &Path, duration: Duration, warmup: Duration) -> Result<PeerResul
             .args(["--addresses", &addresses.join(",")])
             .args(["--duration-ms", &duration.as_millis().to_string()])
             .args(["--warmup-ms", &warmup.as_millis().to_string()])
+            .args(["--vocabulary", &vocabulary.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
         // SAFETY: prctl is async-signal-safe; the worker dies with the bench.

@@ -48,6 +48,7 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let p = opts.parallelism;
     let reliable = opts.reliability == Reliability::AtLeast;
     let rate = opts.rate_per_spout_task();
+    let vocabulary = opts.vocabulary;
     let mut b = TopologyBuilder::new();
     match opts.topology {
         Topology::ConstNull | Topology::ConstIdNull => {
@@ -70,7 +71,10 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
                 SPOUT,
                 move || {
                     BenchSpout::new(
-                        Payload::Sentences(Sentences::per_process()),
+                        Payload::Sentences(Sentences::with_vocabulary(
+                            u64::from(std::process::id()),
+                            vocabulary,
+                        )),
                         "sentence",
                         reliable,
                         rate,
