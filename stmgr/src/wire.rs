@@ -283,6 +283,62 @@ fn check_root(root: &[u8]) -> Result<(), WireError> {
     Ok(())
 }
 
+/// Roots a [`TupleScan`] keeps inline; a tuple with more is walked again for them.
+pub(crate) const INLINE_ROOTS: usize = 4;
+
+/// What one walk over a tuple finds: that it is well formed (as [`check_tuple`]), where its
+/// key is (as [`tuple_key_offset`]) and its roots (as [`for_each_root`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct TupleScan {
+    pub key_offset: Option<usize>,
+    /// How many roots the tuple has.
+    pub roots: usize,
+    inline: [(i32, i64); INLINE_ROOTS],
+}
+
+impl TupleScan {
+    /// Calls `f(taskid, key)` for every root of the scanned `tuple`.
+    #[inline]
+    pub fn for_each_root(&self, tuple: &[u8], mut f: impl FnMut(i32, i64)) {
+        if self.roots <= INLINE_ROOTS {
+            for &(task, key) in &self.inline[..self.roots] {
+                f(task, key);
+            }
+        } else {
+            for_each_root(tuple, f);
+        }
+    }
+}
+
+/// Checks `tuple` and collects its key offset and roots in one walk (the at-least-once data
+/// path needs all three for every tuple).
+pub(crate) fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, WireError> {
+    const M: &str = "HeronDataTuple";
+    let mut scan = TupleScan::default();
+    let mut f = Fields { buf: tuple };
+    while !f.buf.is_empty() {
+        match f.read()? {
+            (1, Value::Fixed64(_)) => scan.key_offset = Some(tuple.len() - f.buf.len() - 8),
+            (3, Value::Len(_)) | (4, Value::Varint(_)) => {}
+            (2, Value::Len(root)) => {
+                check_root(root)?;
+                if scan.roots < INLINE_ROOTS {
+                    scan.inline[scan.roots] = read_root(root);
+                }
+                scan.roots += 1;
+            }
+            (4, Value::Len(mut packed)) => {
+                while !packed.is_empty() {
+                    read_varint(&mut packed)?;
+                }
+            }
+            (n @ 1..=4, v) => return Err(wrong(M, n, &v)),
+            _ => {}
+        }
+    }
+    Ok(scan)
+}
+
 /// The serialized values of a checked tuple, in schema order.
 pub(crate) fn values(tuple: &[u8]) -> impl Iterator<Item = &[u8]> {
     fields(tuple).map_while(Result::ok).filter_map(|f| match f {
@@ -459,6 +515,41 @@ mod tests {
         assert!(check_tuple(&[0x12, 2, 0x11, 0x01]).is_err());
         // unknown fields are skipped
         check_tuple(&[0x28, 0x01, 0x1a, 0]).unwrap();
+    }
+
+    #[test]
+    fn one_scan_finds_what_the_separate_walks_find() {
+        for roots in [0usize, 1, 4, 5, 9] {
+            let t = HeronDataTuple {
+                key: 0x1122_3344_5566_7788,
+                roots: (0..roots)
+                    .map(|i| RootId {
+                        taskid: i as i32 - 2,
+                        key: (i as i64 + 1) * -1_000_003,
+                    })
+                    .collect(),
+                values: vec![bytes::Bytes::from_static(b"word")],
+                dest_task_ids: vec![7, -1],
+            }
+            .encode_to_vec();
+            let scan = scan_tuple(&t).unwrap();
+            assert_eq!(scan.key_offset, tuple_key_offset(&t));
+            assert_eq!(scan.roots, roots);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            scan.for_each_root(&t, |task, key| a.push((task, key)));
+            for_each_root(&t, |task, key| b.push((task, key)));
+            assert_eq!(a, b, "{roots} roots");
+        }
+        for bad in [
+            &[0x08u8, 0x01][..],
+            &[0x1a, 5, 1, 2],
+            &[0x00, 0x01],
+            &[0x0b],
+            &[0x12, 2, 0x11, 0x01],
+        ] {
+            assert_eq!(scan_tuple(bad).err(), check_tuple(bad).err(), "{bad:?}");
+        }
+        assert_eq!(scan_tuple(&[0x28, 0x01, 0x1a, 0]).unwrap().roots, 0);
     }
 
     #[test]

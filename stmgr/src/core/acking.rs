@@ -251,14 +251,14 @@ impl Core {
         let from_spout = ack.tracker.tracks(src_task);
         let (mut tuples, mut unrouted, mut too_large) = (0u64, 0u64, 0u64);
         set.for_each_tuple(|tuple| {
-            wire::check_tuple(tuple)?;
+            let scan = wire::scan_tuple(tuple)?;
             tuples += 1;
             scratch.clear();
             router.route(stream, tuple, scratch);
             if scratch.is_empty() {
                 unrouted += 1;
             }
-            if wire::for_each_root(tuple, |_, _| {}) == 0 {
+            if scan.roots == 0 {
                 for &slot in scratch.iter() {
                     if !cache.push(slot, src_task, stream, field, tuple, now, &mut deliver) {
                         too_large += 1;
@@ -266,7 +266,7 @@ impl Core {
                 }
                 return Ok(());
             }
-            let offset = wire::tuple_key_offset(tuple);
+            let offset = scan.key_offset;
             let mut xor = 0i64;
             for &slot in scratch.iter() {
                 let key = ack.next_key(xor);
@@ -276,7 +276,7 @@ impl Core {
                     too_large += 1;
                 }
             }
-            wire::for_each_root(tuple, |task, root| {
+            scan.for_each_root(tuple, |task, root| {
                 if from_spout {
                     if task != src_task {
                         ack.counters.control_unknown += 1;
