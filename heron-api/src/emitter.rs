@@ -1,8 +1,8 @@
 //! The runtime-facing side of the collectors: validates emits, encodes tuples, tracks
 //! spout tuples in flight and accumulates the outgoing batch.
 
+use heron_proto::keys::KeyBuildHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -48,26 +48,6 @@ struct OutStream {
     tally: StreamTally,
 }
 
-/// Root keys are uniformly random numbers: they are their own hash.
-#[derive(Default)]
-struct RandomKeyHasher(u64);
-
-impl Hasher for RandomKeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_i64(&mut self, v: i64) {
-        self.0 = v as u64;
-    }
-}
-
 /// A tracked spout tuple: message id, emit time, index of its stream.
 type Tracked = (MessageId, Instant, usize);
 
@@ -75,7 +55,8 @@ type Tracked = (MessageId, Instant, usize);
 /// with insertion order kept for expiry.
 #[derive(Default)]
 struct InFlight {
-    map: HashMap<i64, Tracked, BuildHasherDefault<RandomKeyHasher>>,
+    /// Root keys are random: [`KeyBuildHasher`] does not hash them again.
+    map: HashMap<i64, Tracked, KeyBuildHasher>,
     order: VecDeque<(i64, Instant)>,
 }
 

@@ -14,6 +14,7 @@
 //! Heron's own decoders accept what we send.
 
 pub mod codec;
+pub mod keys;
 pub mod net;
 pub mod wire;
 

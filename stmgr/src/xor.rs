@@ -13,38 +13,14 @@
 //! forgotten after about the message timeout. The stream manager never fails on rotation:
 //! the spout instance times its tuples out itself and calls `fail`.
 
+use heron_proto::keys::KeyBuildHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 /// Heron's `heron.streammgr.xormgr.rotatingmap.nbuckets`.
 pub(crate) const DEFAULT_NBUCKETS: usize = 3;
 
-/// Root keys are uniformly random: hashing them again is wasted work.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_i64(&mut self, v: i64) {
-        self.0 = v as u64;
-    }
-
-    fn write_i32(&mut self, v: i32) {
-        self.0 = u64::from(v as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type KeyMap<V> = HashMap<i64, V, BuildHasherDefault<KeyHasher>>;
+type KeyMap<V> = HashMap<i64, V, KeyBuildHasher>;
 
 /// root key → XOR value, in buckets of decreasing age.
 #[derive(Debug, Clone)]
@@ -133,7 +109,7 @@ impl RotatingMap {
 /// The XOR trackers of every local spout task, with their rotation schedule.
 #[derive(Debug, Clone)]
 pub(crate) struct XorTracker {
-    tasks: HashMap<i32, RotatingMap, BuildHasherDefault<KeyHasher>>,
+    tasks: HashMap<i32, RotatingMap, KeyBuildHasher>,
     nbuckets: usize,
     interval: Duration,
     next_rotation: Instant,
