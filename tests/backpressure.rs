@@ -11,10 +11,7 @@ mod support;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use support::{fresh_example, role_pids, wait_for, TestEnv};
-
-use heron_statemgr::StateManagerSpec;
-use heron_tracker::Cluster;
+use support::{local_tracker, role_pids, submit_slow_bolt, wait_for, TestEnv};
 
 const NAME: &str = "SlowBolt";
 const RATE: u64 = 20_000;
@@ -56,14 +53,10 @@ fn rss(pid: i32) -> u64 {
 fn a_slow_bolt_keeps_stream_manager_memory_bounded_and_throughput_recovers() {
     let _serial = serial();
     let mut env = TestEnv::new();
-    let out = env.home().join("counts");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
+    let out = submit_slow_bolt(
+        &mut env,
         NAME,
-        &fresh_example("slow_bolt"),
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--rate",
             &RATE.to_string(),
             "--slow-rate",
@@ -72,7 +65,6 @@ fn a_slow_bolt_keeps_stream_manager_memory_bounded_and_throughput_recovers() {
             &SLOW_SECS.to_string(),
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
     wait_for(Duration::from_secs(20), "the bolt to execute", || {
         (total(&out, "slow") > 0).then_some(())
     });
@@ -139,14 +131,10 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
     const SECS: u64 = 15;
     let _serial = serial();
     let mut env = TestEnv::new();
-    let out = env.home().join("counts");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
+    let out = submit_slow_bolt(
+        &mut env,
         NAME,
-        &fresh_example("slow_bolt"),
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--rate",
             &RATE.to_string(),
             "--slow-rate",
@@ -157,7 +145,6 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
             "true",
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
     wait_for(Duration::from_secs(20), "both bolts to execute", || {
         (total(&out, "slow") > 0 && total(&out, "fast") > 0).then_some(())
     });
@@ -227,14 +214,10 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
 fn the_tracker_names_the_slow_bolt_as_the_cause_of_back_pressure() {
     let _serial = serial();
     let mut env = TestEnv::new();
-    let out = env.home().join("counts");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
+    submit_slow_bolt(
+        &mut env,
         NAME,
-        &fresh_example("slow_bolt"),
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--rate",
             &RATE.to_string(),
             "--slow-rate",
@@ -243,13 +226,7 @@ fn the_tracker_names_the_slow_bolt_as_the_cause_of_back_pressure() {
             "600",
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
-    let clusters = vec![Cluster::new(
-        "local",
-        StateManagerSpec::Local(env.state_root()),
-    )];
-    let tracker =
-        heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters).expect("tracker");
+    let tracker = local_tracker(&env);
     let path = format!(
         "/topologies/backpressure?cluster=local&environ=default&topology={NAME}&interval=10"
     );

@@ -9,12 +9,10 @@ mod support;
 #[path = "browser/cdp.rs"]
 mod cdp;
 
-use heron_statemgr::StateManagerSpec;
-use heron_tracker::Cluster;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{example, fresh_example, wait_for, TestEnv};
+use support::{example, local_tracker, submit_slow_bolt, wait_for, TestEnv};
 
 fn target_dir() -> PathBuf {
     // target/<profile>/deps/<test> -> target/
@@ -54,12 +52,7 @@ fn tracker_page_in_headless_chromium() {
         &["--containers", "2", "--parallelism", "2"],
     );
     assert!(submitted.status.success(), "submit failed");
-    let clusters = vec![Cluster::new(
-        "local",
-        StateManagerSpec::Local(env.state_root()),
-    )];
-    let tracker =
-        heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters).expect("tracker");
+    let tracker = local_tracker(&env);
     let url = format!(
         "{}?cluster=local&environ=default&topology=WordCount",
         tracker.url()
@@ -131,14 +124,10 @@ fn tracker_page_marks_the_component_causing_back_pressure() {
         return;
     };
     let mut env = TestEnv::new();
-    let out = env.home().join("counts");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
+    submit_slow_bolt(
+        &mut env,
         "SlowBolt",
-        &fresh_example("slow_bolt"),
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--rate",
             "20000",
             "--slow-rate",
@@ -147,13 +136,7 @@ fn tracker_page_marks_the_component_causing_back_pressure() {
             "600",
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
-    let clusters = vec![Cluster::new(
-        "local",
-        StateManagerSpec::Local(env.state_root()),
-    )];
-    let tracker =
-        heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters).expect("tracker");
+    let tracker = local_tracker(&env);
     let url = format!(
         "{}?cluster=local&environ=default&topology=SlowBolt",
         tracker.url()

@@ -16,13 +16,7 @@ use support::{example, fresh_example, wait_for, TestEnv};
 const Q: &str = "cluster=local&environ=default&topology=WordCount";
 
 fn start_tracker(env: &TestEnv) -> SocketAddr {
-    let clusters = vec![Cluster::new(
-        "local",
-        StateManagerSpec::Local(env.state_root()),
-    )];
-    heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters)
-        .expect("start the tracker")
-        .addr
+    support::local_tracker(env).addr
 }
 
 fn ok(addr: SocketAddr, path: &str) -> Value {

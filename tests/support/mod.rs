@@ -382,3 +382,26 @@ pub fn fresh_example(name: &str) -> PathBuf {
     assert!(status.success(), "cargo build --example {name} failed");
     example(name)
 }
+
+/// A tracker over this env's local state root, on a free loopback port (it serves for the
+/// rest of the test process).
+pub fn local_tracker(env: &TestEnv) -> heron_tracker::BackgroundTracker {
+    let clusters = vec![heron_tracker::Cluster::new(
+        "local",
+        heron_statemgr::StateManagerSpec::Local(env.state_root()),
+    )];
+    heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters)
+        .expect("start the tracker")
+}
+
+/// Submits the `slow_bolt` test topology as `name`, writing its counts under
+/// `<HOME>/counts` (returned), with `args` after `--out-dir`; the submit must succeed.
+pub fn submit_slow_bolt(env: &mut TestEnv, name: &str, args: &[&str]) -> PathBuf {
+    let out = env.home().join("counts");
+    std::fs::create_dir_all(&out).unwrap();
+    let mut all = vec!["--out-dir", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let submitted = env.submit(name, &fresh_example("slow_bolt"), &all);
+    assert!(submitted.status.success(), "submit failed");
+    out
+}
