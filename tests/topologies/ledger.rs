@@ -17,6 +17,8 @@
 //!
 //! Everything runs across two containers, so trees cross stream managers both ways.
 
+mod args;
+
 use heron::{
     values, Bolt, Config, Fields, HeronTopology, MessageId, OutputCollector, OutputFieldsDeclarer,
     ReliabilityMode, Spout, SpoutOutputCollector, TopologyBuilder, TopologyContext, TopologyError,
@@ -46,23 +48,18 @@ fn parse(args: &[String]) -> Result<Args, String> {
         timeout_secs: 5,
         max_pending: 500,
     };
-    let mut it = args.iter();
-    while let Some(k) = it.next() {
-        let v = it.next().ok_or_else(|| format!("{k} needs a value"))?;
-        let num = || {
-            v.parse::<u64>()
-                .map_err(|_| format!("{k}: bad number {v:?}"))
-        };
-        match k.as_str() {
+    args::each_pair(args, |k, v| {
+        match k {
             "--out-dir" => a.out_dir = PathBuf::from(v),
-            "--ids" => a.ids = num()?,
-            "--rate" => a.rate = num()?.max(1),
-            "--containers" => a.containers = num()? as u32,
-            "--timeout-secs" => a.timeout_secs = num()?,
-            "--max-pending" => a.max_pending = num()?,
-            _ => return Err(format!("unknown argument {k:?}")),
+            "--ids" => a.ids = args::number(k, v)?,
+            "--rate" => a.rate = args::number(k, v)?.max(1),
+            "--containers" => a.containers = args::number(k, v)? as u32,
+            "--timeout-secs" => a.timeout_secs = args::number(k, v)?,
+            "--max-pending" => a.max_pending = args::number(k, v)?,
+            _ => return args::unknown(k),
         }
-    }
+        Ok(())
+    })?;
     Ok(a)
 }
 

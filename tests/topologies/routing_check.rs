@@ -13,6 +13,8 @@
 //! Each bolt task writes what it saw to `<out-dir>/<component>-<task>.json` (atomically, at most
 //! every 100 ms and at cleanup).
 
+mod args;
+
 use heron::{
     values, Bolt, Config, CustomStreamGrouping, Fields, HeronTopology, OutputCollector,
     OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder, TopologyContext,
@@ -43,21 +45,16 @@ fn parse(args: &[String]) -> Result<Args, String> {
         words_per_spout: 10_000,
         marks_per_spout: 10,
     };
-    let mut it = args.iter();
-    while let Some(k) = it.next() {
-        let v = it.next().ok_or_else(|| format!("{k} needs a value"))?;
-        let num = || {
-            v.parse::<u64>()
-                .map_err(|_| format!("{k}: bad number {v:?}"))
-        };
-        match k.as_str() {
+    args::each_pair(args, |k, v| {
+        match k {
             "--out-dir" => a.out_dir = PathBuf::from(v),
-            "--containers" => a.containers = num()? as u32,
-            "--words-per-spout" => a.words_per_spout = num()?,
-            "--marks-per-spout" => a.marks_per_spout = num()?,
-            _ => return Err(format!("unknown argument {k:?}")),
+            "--containers" => a.containers = args::number(k, v)? as u32,
+            "--words-per-spout" => a.words_per_spout = args::number(k, v)?,
+            "--marks-per-spout" => a.marks_per_spout = args::number(k, v)?,
+            _ => return args::unknown(k),
         }
-    }
+        Ok(())
+    })?;
     Ok(a)
 }
 

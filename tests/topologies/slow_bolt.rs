@@ -16,6 +16,8 @@
 //! 200 ms. The stream managers' back-pressure watermarks are lowered to 2 MB / 1 MB through
 //! the topology config so that a test sees them work within a minute.
 
+mod args;
+
 use heron::{
     values, Bolt, Config, Fields, HeronTopology, OutputCollector, OutputFieldsDeclarer, Spout,
     SpoutOutputCollector, TopologyBuilder, TopologyContext, TopologyError, Tuple,
@@ -42,23 +44,18 @@ fn parse(args: &[String]) -> Result<Args, String> {
         containers: 2,
         selective: false,
     };
-    let mut it = args.iter();
-    while let Some(k) = it.next() {
-        let v = it.next().ok_or_else(|| format!("{k} needs a value"))?;
-        let num = || {
-            v.parse::<u64>()
-                .map_err(|_| format!("{k}: bad number {v:?}"))
-        };
-        match k.as_str() {
+    args::each_pair(args, |k, v| {
+        match k {
             "--out-dir" => a.out_dir = PathBuf::from(v),
-            "--rate" => a.rate = num()?.max(1),
-            "--slow-rate" => a.slow_rate = num()?.max(1),
-            "--slow-secs" => a.slow_secs = num()?,
-            "--containers" => a.containers = num()? as u32,
+            "--rate" => a.rate = args::number(k, v)?.max(1),
+            "--slow-rate" => a.slow_rate = args::number(k, v)?.max(1),
+            "--slow-secs" => a.slow_secs = args::number(k, v)?,
+            "--containers" => a.containers = args::number(k, v)? as u32,
             "--selective" => a.selective = v == "true",
-            _ => return Err(format!("unknown argument {k:?}")),
+            _ => return args::unknown(k),
         }
-    }
+        Ok(())
+    })?;
     Ok(a)
 }
 
