@@ -36,13 +36,21 @@ fn emitted(s: &Value) -> f64 {
         .unwrap_or(0.0)
 }
 
-#[test]
-fn tracker_page_in_headless_chromium() {
-    let Some(chromium) = cdp::chromium() else {
+/// Debian's chromium; `None` (the test is skipped) only outside CI, where its absence fails.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let found = cdp::chromium();
+    if found.is_none() {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("chromium is not installed; .ci/run installs Debian's chromium package");
         }
         eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+    }
+    found
+}
+
+#[test]
+fn tracker_page_in_headless_chromium() {
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let mut env = TestEnv::new();
@@ -116,11 +124,7 @@ fn tracker_page_in_headless_chromium() {
 /// apart from the spouts it throttles (class `backpressure`).
 #[test]
 fn tracker_page_marks_the_component_causing_back_pressure() {
-    let Some(chromium) = cdp::chromium() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("chromium is not installed; .ci/run installs Debian's chromium package");
-        }
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let mut env = TestEnv::new();
