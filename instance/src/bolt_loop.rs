@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
 use heron_api::{Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
 use crate::inbound::{InMsg, TupleDecoder};
+use crate::queue::RecvTimeoutError;
 use crate::InstanceError;
 
 /// Keep taking queued batches for at most this long before looking at the timers.

@@ -3,7 +3,6 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, Sender};
 use heron_api::{Emitter, HeronTopology, TopologyContext};
 use heron_proto::api::TopologyState;
 use heron_proto::system::PhysicalPlan;
@@ -11,6 +10,7 @@ use heron_proto::system::PhysicalPlan;
 use crate::gateway::Gateway;
 use crate::inbound::{InBatch, InMsg};
 use crate::metrics::MetricsWriter;
+use crate::queue::{QueueRx, QueueTx};
 use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
 
 /// How long the executor waits on an idle queue before looking at its timers again.
@@ -21,8 +21,8 @@ pub(crate) const FLUSH_BYTES: usize = 64 << 10;
 /// What both loops share: the queues and the counters file.
 pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
-    pub in_rx: &'a Receiver<InBatch>,
-    out_tx: &'a Sender<Bytes>,
+    pub in_rx: &'a QueueRx<InBatch>,
+    out_tx: &'a QueueTx<Bytes>,
     pub metrics: MetricsWriter,
 }
 

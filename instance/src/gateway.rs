@@ -6,8 +6,8 @@ use std::net::{Shutdown, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
+use crate::queue::{bounded, QueueRx, QueueTx};
 use bytes::{Bytes, BytesMut};
-use crossbeam_channel::{bounded, Receiver, Sender};
 use heron_proto::codec::{encode_message, HeronCodec, ReqId};
 use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
 use heron_proto::system::{Instance, InstanceInfo, StatusCode};
@@ -158,9 +158,9 @@ fn read_some(
 /// The running gateway threads and the executor's ends of the queues.
 pub(crate) struct Gateway {
     /// Batches from the stream manager.
-    pub in_rx: Receiver<InBatch>,
+    pub in_rx: QueueRx<InBatch>,
     /// Framed bytes for the stream manager.
-    pub out_tx: Sender<Bytes>,
+    pub out_tx: QueueTx<Bytes>,
     stream: TcpStream,
     reader: JoinHandle<()>,
     writer: JoinHandle<()>,
@@ -219,7 +219,7 @@ impl Gateway {
 fn reader_loop(
     mut stream: TcpStream,
     mut buf: BytesMut,
-    in_tx: Sender<InBatch>,
+    in_tx: QueueTx<InBatch>,
     mut executes: StreamCounter,
 ) {
     let codec = HeronCodec::new(MAX_PACKET_SIZE);
@@ -271,7 +271,7 @@ fn reader_loop(
 
 /// Writes framed batches, flushing whenever the queue is empty. Stops when the executor
 /// drops its end or on a write error (closing the connection so the reader stops too).
-fn writer_loop(stream: TcpStream, out_rx: Receiver<Bytes>, mut emits: StreamCounter) {
+fn writer_loop(stream: TcpStream, out_rx: QueueRx<Bytes>, mut emits: StreamCounter) {
     let closer = stream.try_clone().ok();
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, stream);
     let result = (|| -> std::io::Result<()> {

@@ -3,7 +3,8 @@
 //! Heron's model (reference/heron.md §4): a **gateway** owns the TCP connection to the
 //! local stream manager — here two OS threads, a socket reader and a socket writer, doing
 //! blocking `std::net` I/O — and an **executor** runs the user's spout or bolt on the thread
-//! that called [`run`]. They exchange batches through bounded `crossbeam-channel` queues:
+//! that called [`run`]. They exchange batches through bounded `crossbeam-channel` queues that sleep
+//! without spinning (`queue.rs`):
 //! a full in-queue stops the socket reader (TCP back pressure on the stream manager), a full
 //! out-queue stops `next_tuple` / `execute`.
 //!
@@ -11,7 +12,7 @@
 //! and returns [`InstanceError::Disconnected`], and the supervising executor restarts the
 //! process, which registers afresh.
 //!
-//! May depend on `heron-proto` and `heron-api` (plus `crossbeam-channel`, `bytes`, `prost`,
+//! May depend on `heron-proto` and `heron-api` (plus `crossbeam-channel`, `crossbeam-utils`, `bytes`, `prost`,
 //! `tracing`); no async runtime.
 
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ mod executor;
 mod gateway;
 mod inbound;
 mod metrics;
+mod queue;
 mod spout_loop;
 mod stream_metrics;
 

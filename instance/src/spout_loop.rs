@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+use crossbeam_channel::TryRecvError;
 use heron_api::{Emitter, MessageId, Spout, SpoutOutputCollector, TopologyContext};
 use heron_proto::system::HeronControlTupleSet;
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::InMsg;
+use crate::queue::RecvTimeoutError;
 use crate::InstanceError;
 
 /// Stop calling `next_tuple` after this long and flush.
