@@ -11,9 +11,9 @@ use crate::common::sentences::Sentences;
 use crate::rate::TokenBucket;
 use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
 use heron::{
-    values, BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology,
-    MessageId, OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
-    TopologyContext, TopologyError, Tuple, Value,
+    BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology, MessageId,
+    OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
+    TopologyContext, TopologyError, Tuple, Value, DEFAULT_STREAM_ID,
 };
 use std::collections::HashMap;
 
@@ -82,7 +82,7 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
                 },
                 p,
             );
-            b.set_basic_bolt("split", || SplitBolt, p)
+            b.set_basic_bolt("split", SplitBolt::new, p)
                 .shuffle_grouping(SPOUT);
             b.set_bolt(FINAL_BOLT_OF_WORD_COUNT, FinalBolt::count, p)
                 .fields_grouping("split", Fields::new(["word"]));
@@ -205,8 +205,18 @@ impl BasicBolt for IdentityBolt {
     }
 }
 
-/// Splits a sentence into `[word, ts]` tuples.
-struct SplitBolt;
+/// Splits a sentence into `[word, ts]` tuples, built in one reused buffer.
+struct SplitBolt {
+    out: Vec<Value>,
+}
+
+impl SplitBolt {
+    fn new() -> SplitBolt {
+        SplitBolt {
+            out: vec![Value::Str(String::new()), Value::Int(0)],
+        }
+    }
+}
 
 impl BasicBolt for SplitBolt {
     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
@@ -219,8 +229,13 @@ impl BasicBolt for SplitBolt {
         collector: &mut BasicOutputCollector,
     ) -> Result<(), FailedException> {
         let ts = input.get_i64(1).unwrap_or_default();
+        self.out[1] = Value::Int(ts);
         for word in input.get_str(0).unwrap_or_default().split_whitespace() {
-            collector.emit(values![word, ts]);
+            if let Value::Str(s) = &mut self.out[0] {
+                s.clear();
+                s.push_str(word);
+            }
+            collector.emit_ref(DEFAULT_STREAM_ID, &self.out);
         }
         Ok(())
     }

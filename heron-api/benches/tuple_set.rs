@@ -76,7 +76,7 @@ fn bench_emit(c: &mut Criterion) {
                     iters,
                     &mut e,
                     &input,
-                    |e, _, v| e.emit_spout(STREAM, None, v, None),
+                    |e, _, v| e.emit_spout(STREAM, None, &v, None),
                     |_| {},
                 )
             })
@@ -90,7 +90,7 @@ fn bench_emit(c: &mut Criterion) {
                     iters,
                     &mut e,
                     &input,
-                    |e, i, v| e.emit_spout(STREAM, None, v, Some(Value::Int(i as i64))),
+                    |e, i, v| e.emit_spout(STREAM, None, &v, Some(Value::Int(i as i64))),
                     |e| {
                         e.expire(far_future(), Duration::ZERO);
                     },
@@ -108,7 +108,7 @@ fn bench_emit(c: &mut Criterion) {
                     iters,
                     &mut e,
                     &input,
-                    |e, _, v| e.emit_bolt(STREAM, None, &[&anchor], v),
+                    |e, _, v| e.emit_bolt(STREAM, None, &[&anchor], &v),
                     |_| {},
                 )
             })
@@ -153,7 +153,7 @@ fn bench_decode(c: &mut Criterion) {
         // `HeronTupleSet2` (wire-compatible with the `HeronTupleSet` the emitter writes).
         let mut e = Emitter::new("word-spout", 1, ReliabilityMode::AtLeastOnce, &streams);
         for (i, v) in batch(n).into_iter().enumerate() {
-            e.emit_spout(STREAM, None, v, Some(Value::Int(i as i64)));
+            e.emit_spout(STREAM, None, &v, Some(Value::Int(i as i64)));
         }
         let mut frames = BytesMut::from(&e.take_frames()[..]);
         let packet = HeronCodec::new(0)

@@ -11,7 +11,7 @@ use heron_proto::system::{AckTuple, HeronControlTupleSet, HeronTupleSet, RootId}
 
 use crate::{
     CustomStreamGrouping, HeronTopology, MessageId, ReliabilityMode, StreamDecl, TopologyContext,
-    Tuple, Value, Values,
+    Tuple, Value,
 };
 
 /// A data tuple set is closed when it holds this many tuples (Heron's
@@ -264,7 +264,7 @@ impl Emitter {
         &mut self,
         stream: &str,
         direct: Option<i32>,
-        values: Values,
+        values: &[Value],
         roots: &[(i32, i64)],
     ) -> usize {
         let si = self.stream_index(stream);
@@ -283,7 +283,7 @@ impl Emitter {
             (Some(task), true) => self.dests.push(task),
             (None, false) => {
                 for g in &mut out.custom {
-                    self.dests.extend(g.choose_tasks(&values));
+                    self.dests.extend(g.choose_tasks(values));
                 }
             }
             (Some(_), false) => panic!(
@@ -310,7 +310,7 @@ impl Emitter {
             self.close_data();
             self.open = Some(si);
         }
-        crate::wire::put_data_tuple(&mut self.tuples, roots, &values, &self.dests);
+        crate::wire::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
         self.open_count += 1;
         self.counters.emitted += 1;
         si
@@ -349,7 +349,7 @@ impl Emitter {
         &mut self,
         stream: &str,
         direct: Option<i32>,
-        values: Values,
+        values: &[Value],
         msg_id: Option<MessageId>,
     ) {
         match msg_id {
@@ -381,7 +381,7 @@ impl Emitter {
         stream: &str,
         direct: Option<i32>,
         anchors: &[&Tuple],
-        values: Values,
+        values: &[Value],
     ) {
         let mut roots = std::mem::take(&mut self.roots);
         roots.clear();
