@@ -652,6 +652,45 @@ fn large_input_closes_batches_on_size() {
     assert_eq!(frames_to(&h.round(false), BOLT).len(), 1);
 }
 
+#[test]
+fn a_large_round_goes_out_in_chunks_of_whole_frames_in_order() {
+    let mut h = H::running(api::Grouping::All);
+    let words: Vec<String> = (0..3000).map(|i| format!("{i:0>400}")).collect();
+    for chunk in words.chunks(100) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        h.send(SPOUT, &tuple_set(&refs));
+    }
+    h.core.end_round(h.now, true);
+    let sends: Vec<Bytes> = h
+        .core
+        .drain_actions()
+        .filter_map(|a| match a {
+            Action::Send(conn, bytes) if conn == BOLT => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    // 1.2 MB for one connection: several chunks, none much over the chunk size
+    assert!(sends.len() >= 4, "{} sends", sends.len());
+    assert!(sends.iter().all(|b| b.len() < OUT_CHUNK + 64 * 1024));
+    let mut received = Vec::new();
+    for bytes in sends {
+        let mut buf = BytesMut::from(&bytes[..]);
+        while let Some(p) = HeronCodec::new(0).decode_packet(&mut buf).unwrap() {
+            let set: HeronTupleSet2 = p.decode().unwrap();
+            for t in set.data.unwrap().tuples {
+                received.push(t);
+            }
+        }
+        assert!(buf.is_empty(), "each chunk holds whole frames");
+    }
+    assert_eq!(received.len(), words.len(), "nothing lost");
+    for (t, w) in received.iter().zip(&words) {
+        let d = HeronDataTuple::decode(&t[..]).unwrap();
+        assert_eq!(d.values[0][..], str_value(w)[..], "in order");
+    }
+    assert!(h.core.counters().bytes.to_instances > 1_200_000);
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;
