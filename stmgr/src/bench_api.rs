@@ -24,10 +24,16 @@ impl Router {
         self.0.stream_index(component, stream)
     }
 
-    /// Appends the destination slots of a checked, encoded tuple.
+    /// Checks an encoded tuple and appends its destination slots (`false`: malformed).
     #[inline]
-    pub fn route(&mut self, stream: u32, tuple: &[u8], out: &mut Vec<u32>) {
-        self.0.route(stream, tuple, out)
+    pub fn route(&mut self, stream: u32, tuple: &[u8], out: &mut Vec<u32>) -> bool {
+        match crate::wire::scan_tuple(tuple) {
+            Ok(scan) => {
+                self.0.route(stream, tuple, &scan, out);
+                true
+            }
+            Err(_) => false,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! ascending (see [`crate::routing::Router`]). Every list of slots here is therefore in
 //! ascending task-id order, as Heron sorts its task lists.
 
-use crate::wire;
+use crate::wire::{self, TupleScan};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The `custom_grouping_object` that turns a SHUFFLE input into local-or-shuffle.
@@ -55,7 +55,7 @@ impl Grouping {
     }
 
     /// Appends the destination slots of `tuple` (a checked, encoded `HeronDataTuple`).
-    pub fn route(&mut self, tuple: &[u8], out: &mut Vec<u32>) {
+    pub fn route(&mut self, tuple: &[u8], scan: &TupleScan, out: &mut Vec<u32>) {
         match self {
             Grouping::Shuffle { slots, next } => {
                 out.push(slots[*next]);
@@ -65,7 +65,7 @@ impl Grouping {
                 }
             }
             Grouping::Fields { slots, indices } => {
-                let h = tuple_fields_hash(tuple, indices);
+                let h = tuple_fields_hash(tuple, scan, indices);
                 out.push(slots[(h % slots.len() as u64) as usize]);
             }
             Grouping::All { slots } => out.extend_from_slice(slots),
@@ -82,20 +82,28 @@ impl Grouping {
 /// Fields grouping's hash of the serialized grouping values, in schema order
 /// (`docs/internals.md`): xxh3-64 (seed 0) of each value, combined as `h = h * 31 + x`
 /// (wrapping) from 0. Every stream manager computes the same.
+#[cfg(test)]
 pub(crate) fn fields_hash<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> u64 {
-    values
-        .into_iter()
-        .fold(0u64, |h, v| h.wrapping_mul(31).wrapping_add(xxh3_64(v)))
+    values.into_iter().fold(0u64, fields_hash_step)
 }
 
-/// [`fields_hash`] of the values at `indices` (ascending) of an encoded tuple.
-fn tuple_fields_hash(tuple: &[u8], indices: &[usize]) -> u64 {
+/// One step of [`fields_hash`]: `h * 31 + xxh3_64(v)`, wrapping.
+#[inline]
+fn fields_hash_step(h: u64, v: &[u8]) -> u64 {
+    h.wrapping_mul(31).wrapping_add(xxh3_64(v))
+}
+
+/// [`fields_hash`] of the values at `indices` (ascending) of a scanned tuple.
+fn tuple_fields_hash(tuple: &[u8], scan: &TupleScan, indices: &[usize]) -> u64 {
     let mut want = indices.iter().copied().peekable();
-    let picked = wire::values(tuple).enumerate().filter_map(|(i, v)| {
-        want.next_if_eq(&i)?;
-        Some(v)
+    let (mut h, mut i) = (0u64, 0usize);
+    scan.for_each_value(tuple, |v| {
+        if want.next_if_eq(&i).is_some() {
+            h = fields_hash_step(h, v);
+        }
+        i += 1;
     });
-    fields_hash(picked)
+    h
 }
 
 #[cfg(test)]
@@ -119,7 +127,8 @@ mod tests {
 
     fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();
-        g.route(tuple, &mut out);
+        let scan = wire::scan_tuple(tuple).expect("a well-formed tuple");
+        g.route(tuple, &scan, &mut out);
         out
     }
 
@@ -162,8 +171,21 @@ mod tests {
         assert_eq!(fields_hash(std::iter::empty::<&[u8]>()), 0);
         // only the grouping fields count, in schema order
         let t = encoded(&[a, b"\x04ignored", b], &[]);
-        assert_eq!(tuple_fields_hash(&t, &[0, 2]), want);
-        assert_eq!(tuple_fields_hash(&t, &[0]), xxh3_64(a));
+        let scan = wire::scan_tuple(&t).unwrap();
+        assert_eq!(tuple_fields_hash(&t, &scan, &[0, 2]), want);
+        assert_eq!(tuple_fields_hash(&t, &scan, &[0]), xxh3_64(a));
+        // more values than a scan keeps: the tuple is walked again for them
+        let many: Vec<Vec<u8>> = (0..wire::INLINE_VALUES as u8 + 3)
+            .map(|i| vec![4, i])
+            .collect();
+        let refs: Vec<&[u8]> = many.iter().map(|v| &v[..]).collect();
+        let t = encoded(&refs, &[]);
+        let scan = wire::scan_tuple(&t).unwrap();
+        let last = refs.len() - 1;
+        assert_eq!(
+            tuple_fields_hash(&t, &scan, &[1, last]),
+            fields_hash([refs[1], refs[last]])
+        );
     }
 
     #[test]

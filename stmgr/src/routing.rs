@@ -5,6 +5,7 @@
 //! the data path can keep per-task state in vectors.
 
 use crate::grouping::{Grouping, LOCAL_OR_SHUFFLE};
+use crate::wire::TupleScan;
 use bytes::{BufMut, Bytes, BytesMut};
 use heron_proto::api::{self, StreamSchema};
 use heron_proto::system::PhysicalPlan;
@@ -174,9 +175,9 @@ impl Router {
     }
 
     /// Appends the destination slots of an encoded, checked tuple on `stream`.
-    pub fn route(&mut self, stream: u32, tuple: &[u8], out: &mut Vec<u32>) {
+    pub fn route(&mut self, stream: u32, tuple: &[u8], scan: &TupleScan, out: &mut Vec<u32>) {
         for g in &mut self.routes[stream as usize].groupings {
-            g.route(tuple, out);
+            g.route(tuple, scan, out);
         }
     }
 

@@ -285,18 +285,37 @@ fn check_root(root: &[u8]) -> Result<(), WireError> {
 
 /// Roots a [`TupleScan`] keeps inline; a tuple with more is walked again for them.
 pub(crate) const INLINE_ROOTS: usize = 4;
+/// Values a [`TupleScan`] keeps (as ranges); a tuple with more is walked again for them.
+pub(crate) const INLINE_VALUES: usize = 8;
 
 /// What one walk over a tuple finds: that it is well formed (as [`check_tuple`]), where its
-/// key is (as [`tuple_key_offset`]) and its roots (as [`for_each_root`]).
+/// key is (as [`tuple_key_offset`]), its roots (as [`for_each_root`]) and its values (as
+/// [`values`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct TupleScan {
     pub key_offset: Option<usize>,
     /// How many roots the tuple has.
     pub roots: usize,
     inline: [(i32, i64); INLINE_ROOTS],
+    /// How many values the tuple has.
+    values: usize,
+    /// Where the first [`INLINE_VALUES`] values are in the tuple: (start, end).
+    value_ranges: [(u32, u32); INLINE_VALUES],
 }
 
 impl TupleScan {
+    /// Calls `f` with the serialized values of the scanned `tuple`, in schema order.
+    #[inline]
+    pub fn for_each_value<'t>(&self, tuple: &'t [u8], mut f: impl FnMut(&'t [u8])) {
+        if self.values <= INLINE_VALUES {
+            for &(start, end) in &self.value_ranges[..self.values] {
+                f(&tuple[start as usize..end as usize]);
+            }
+        } else {
+            values(tuple).for_each(f);
+        }
+    }
+
     /// Calls `f(taskid, key)` for every root of the scanned `tuple`.
     #[inline]
     pub fn for_each_root(&self, tuple: &[u8], mut f: impl FnMut(i32, i64)) {
@@ -310,8 +329,8 @@ impl TupleScan {
     }
 }
 
-/// Checks `tuple` and collects its key offset and roots in one walk (the at-least-once data
-/// path needs all three for every tuple).
+/// Checks `tuple` and collects its key offset, roots and value positions in one walk (the
+/// data path needs the check and the values, at least once also the key and the roots).
 pub(crate) fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, WireError> {
     const M: &str = "HeronDataTuple";
     let mut scan = TupleScan::default();
@@ -319,7 +338,15 @@ pub(crate) fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, WireError> {
     while !f.buf.is_empty() {
         match f.read()? {
             (1, Value::Fixed64(_)) => scan.key_offset = Some(tuple.len() - f.buf.len() - 8),
-            (3, Value::Len(_)) | (4, Value::Varint(_)) => {}
+            (3, Value::Len(v)) => {
+                if scan.values < INLINE_VALUES {
+                    let end = tuple.len() - f.buf.len();
+                    // a tuple is at most a packet, far below 4 GiB
+                    scan.value_ranges[scan.values] = ((end - v.len()) as u32, end as u32);
+                }
+                scan.values += 1;
+            }
+            (4, Value::Varint(_)) => {}
             (2, Value::Len(root)) => {
                 check_root(root)?;
                 if scan.roots < INLINE_ROOTS {

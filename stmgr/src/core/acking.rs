@@ -254,7 +254,7 @@ impl Core {
             let scan = wire::scan_tuple(tuple)?;
             tuples += 1;
             scratch.clear();
-            router.route(stream, tuple, scratch);
+            router.route(stream, tuple, &scan, scratch);
             if scratch.is_empty() {
                 unrouted += 1;
             }
