@@ -6,8 +6,8 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use heron_proto::codec::{encode_message, HeronCodec, ReqId};
-use heron_proto::system::{AckTuple, HeronControlTupleSet, HeronTupleSet, RootId};
+use heron_proto::codec::HeronCodec;
+use heron_proto::system::HeronTupleSet;
 
 use crate::{
     CustomStreamGrouping, HeronTopology, MessageId, ReliabilityMode, StreamDecl, TopologyContext,
@@ -145,8 +145,7 @@ pub struct Emitter {
     /// The encoded tuples of the open data set.
     tuples: BytesMut,
     open_count: usize,
-    control: HeronControlTupleSet,
-    control_len: usize,
+    control: control::ControlSet,
     dests: Vec<i32>,
     roots: Vec<(i32, i64)>,
     in_flight: InFlight,
@@ -184,8 +183,7 @@ impl Emitter {
             open: None,
             tuples: BytesMut::new(),
             open_count: 0,
-            control: HeronControlTupleSet::default(),
-            control_len: 0,
+            control: control::ControlSet::default(),
             dests: Vec::new(),
             roots: Vec::new(),
             in_flight: InFlight::default(),
@@ -330,15 +328,9 @@ impl Emitter {
     }
 
     fn close_control(&mut self) {
-        if self.control_len > 0 {
+        if self.control.len() > 0 {
             self.close_data();
-            let set = HeronTupleSet {
-                data: None,
-                control: Some(std::mem::take(&mut self.control)),
-                src_task_id: self.task_id,
-            };
-            encode_message(&mut self.frames, &ReqId::ZERO, &set);
-            self.control_len = 0;
+            self.control.close_into(&mut self.frames, self.task_id);
         }
     }
 
@@ -398,24 +390,14 @@ impl Emitter {
         self.roots = roots;
     }
 
-    fn control_tuple(tuple: &Tuple) -> AckTuple {
-        AckTuple {
-            roots: tuple
-                .roots()
-                .iter()
-                .map(|&(taskid, key)| RootId { taskid, key })
-                .collect(),
-            ackedtuple: tuple.key(),
-        }
-    }
-
     /// A bolt acks an input tuple. In `ATLEAST_ONCE` mode a tuple with roots adds an
     /// `AckTuple{roots, ackedtuple: key}` to the control set.
     pub fn ack(&mut self, tuple: &Tuple) {
         self.counters.acked += 1;
         self.bolt.acked(tuple, true);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
-            self.control.acks.push(Self::control_tuple(tuple));
+            self.control
+                .push(control::Kind::Ack, tuple.roots(), tuple.key());
             self.after_control();
         }
     }
@@ -425,14 +407,14 @@ impl Emitter {
         self.counters.failed += 1;
         self.bolt.acked(tuple, false);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
-            self.control.fails.push(Self::control_tuple(tuple));
+            self.control
+                .push(control::Kind::Fail, tuple.roots(), tuple.key());
             self.after_control();
         }
     }
 
     fn after_control(&mut self) {
-        self.control_len += 1;
-        if self.control_len >= CONTROL_SET_MAX_TUPLES {
+        if self.control.len() >= CONTROL_SET_MAX_TUPLES {
             self.close_control();
         }
     }
@@ -449,12 +431,12 @@ impl Emitter {
 
     /// `true` when output is waiting.
     pub fn has_output(&self) -> bool {
-        self.open.is_some() || !self.frames.is_empty() || self.control_len > 0
+        self.open.is_some() || !self.frames.is_empty() || self.control.len() > 0
     }
 
     /// Roughly how many bytes of output are waiting.
     pub fn pending_bytes(&self) -> usize {
-        self.frames.len() + self.tuples.len() + self.control_len * CONTROL_TUPLE_BYTES
+        self.frames.len() + self.tuples.len() + self.control.len() * CONTROL_TUPLE_BYTES
     }
 
     /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
@@ -557,6 +539,7 @@ impl Emitter {
     }
 }
 
+mod control;
 mod stats;
 pub use stats::StreamTally;
 

@@ -6,7 +6,7 @@ use crate::{
     values, BasicBolt, BasicBoltAdapter, BasicOutputCollector, Bolt, FailedException, Fields,
     OutputCollector, SpoutOutputCollector,
 };
-use heron_proto::system::HeronDataTupleSet;
+use heron_proto::system::{HeronDataTupleSet, RootId};
 
 fn decl(id: &str, fields: &[&str], direct: bool) -> StreamDecl {
     StreamDecl {
