@@ -249,42 +249,55 @@ impl Value {
             Raw::Bool(b) => *self = Value::Bool(b),
             Raw::Int(i) => *self = Value::Int(i),
             Raw::Float(f) => *self = Value::Float(f),
-            Raw::Str(s) => {
-                if let Value::Str(buf) = self {
+            Raw::Str(s) => match self {
+                Value::Str(buf) if !oversized(buf.capacity(), s.len()) => {
                     buf.clear();
                     buf.push_str(s);
-                } else {
+                }
+                _ => {
                     // An empty buffer is valid UTF-8, so this keeps its capacity.
-                    let mut buf = String::from_utf8(self.take_buffer()).unwrap_or_default();
+                    let mut buf = String::from_utf8(self.take_buffer(s.len())).unwrap_or_default();
                     buf.push_str(s);
                     *self = Value::Str(buf);
                 }
-            }
-            Raw::Bytes(b) => {
-                if let Value::Bytes(buf) = self {
+            },
+            Raw::Bytes(b) => match self {
+                Value::Bytes(buf) if !oversized(buf.capacity(), b.len()) => {
                     buf.clear();
                     buf.extend_from_slice(b);
-                } else {
-                    let mut buf = self.take_buffer();
+                }
+                _ => {
+                    let mut buf = self.take_buffer(b.len());
                     buf.extend_from_slice(b);
                     *self = Value::Bytes(buf);
                 }
-            }
+            },
         }
         Ok(())
     }
 
-    /// Takes the (cleared) heap buffer of a string or bytes value, leaving `Null`; an empty
-    /// vector for the other variants.
-    fn take_buffer(&mut self) -> Vec<u8> {
+    /// Takes the (cleared) heap buffer of a string or bytes value, to hold `len` bytes,
+    /// leaving `Null`; an empty vector for the other variants or an oversized buffer.
+    fn take_buffer(&mut self, len: usize) -> Vec<u8> {
         let mut buf = match std::mem::take(self) {
             Value::Str(s) => s.into_bytes(),
             Value::Bytes(b) => b,
             _ => Vec::new(),
         };
+        if oversized(buf.capacity(), len) {
+            return Vec::new();
+        }
         buf.clear();
         buf
     }
+}
+
+/// Buffers above this capacity are not kept for values much smaller (a reused tuple does
+/// not hold on to the memory of one large value).
+const KEEP_CAPACITY: usize = 64 << 10;
+
+fn oversized(capacity: usize, len: usize) -> bool {
+    capacity > KEEP_CAPACITY && capacity / 4 > len
 }
 
 /// A decoded value borrowing its payload from the encoding.
@@ -541,5 +554,26 @@ mod tests {
             Value::decode(&[2, 1]).unwrap_err()
         );
         assert_eq!(slot.as_str(), Some("back"));
+
+        // A large buffer is not kept for a small value.
+        let mut slot = Value::Null;
+        slot.decode_in_place(&enc(&Value::from("x".repeat(1 << 20))))
+            .unwrap();
+        slot.decode_in_place(&enc(&Value::from("y".repeat(600 << 10))))
+            .unwrap();
+        assert!(slot.as_str().unwrap().len() == 600 << 10);
+        slot.decode_in_place(&enc(&Value::from("small"))).unwrap();
+        assert_eq!(slot.as_str(), Some("small"));
+        match &slot {
+            Value::Str(s) => assert!(s.capacity() < 1 << 10, "{}", s.capacity()),
+            other => panic!("{other:?}"),
+        }
+        slot.decode_in_place(&enc(&Value::Bytes(vec![1; 1 << 20])))
+            .unwrap();
+        slot.decode_in_place(&enc(&Value::Bytes(vec![2]))).unwrap();
+        match &slot {
+            Value::Bytes(b) => assert!(b.capacity() < 1 << 10, "{}", b.capacity()),
+            other => panic!("{other:?}"),
+        }
     }
 }

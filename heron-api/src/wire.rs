@@ -138,7 +138,15 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // keys and short lengths: one byte
+        if let Some((&b, rest)) = self.buf.split_first() {
+            if b < 0x80 {
+                self.buf = rest;
+                return Ok(u64::from(b));
+            }
+        }
         let mut v = 0u64;
         for i in 0..10 {
             let (&b, rest) = self.buf.split_first().ok_or(WireError::Truncated)?;
