@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::wire::WireError;
 use crate::{Fields, Value, Values};
 
 /// The component id of system tuples (tick tuples).
@@ -43,7 +44,25 @@ impl TupleSource {
 enum Roots {
     None,
     One([(i32, i64); 1]),
+    /// Any number, once a reused tuple has had more than one (the vector is kept).
     Many(Vec<(i32, i64)>),
+}
+
+impl Roots {
+    fn clear(&mut self) {
+        match self {
+            Roots::Many(v) => v.clear(),
+            other => *other = Roots::None,
+        }
+    }
+
+    fn push(&mut self, root: (i32, i64)) {
+        match self {
+            Roots::None => *self = Roots::One([root]),
+            Roots::One([first]) => *self = Roots::Many(vec![*first, root]),
+            Roots::Many(v) => v.push(root),
+        }
+    }
 }
 
 /// One input tuple: its values, their field names, and where it came from.
@@ -112,6 +131,34 @@ impl Tuple {
             roots,
             started_ns: 0,
         }
+    }
+
+    /// The runtime's hook for reusing one tuple object for a stream of received tuples: makes
+    /// `source` this tuple's source unless it already is (the same `Arc`), so a set of tuples
+    /// of one stream costs one reference count update, not one per tuple.
+    #[doc(hidden)]
+    pub fn set_source(&mut self, source: &Arc<TupleSource>) {
+        if !Arc::ptr_eq(&self.source, source) {
+            self.source = source.clone();
+        }
+    }
+
+    /// The runtime's hook for reusing one tuple object: overwrites this tuple with the
+    /// serialized `HeronDataTuple` `raw` sent by `source_task` (the source stays), decoding
+    /// its values over the current ones so that their string and bytes buffers are reused
+    /// (see [`crate::wire`]); no allocation when the previous tuple had values of the same
+    /// types and at least as long. Clones made earlier are unaffected.
+    ///
+    /// On error the tuple's values, key and roots are a mix of old and new: it must not be
+    /// executed, and the next successful decode makes it whole again.
+    #[doc(hidden)]
+    pub fn decode_over(&mut self, source_task: i32, raw: &[u8]) -> Result<(), WireError> {
+        self.task = source_task;
+        self.started_ns = 0;
+        self.roots.clear();
+        let roots = &mut self.roots;
+        self.key = crate::wire::decode_data_tuple_over(raw, &mut self.values, |r| roots.push(r))?;
+        Ok(())
     }
 
     /// The runtime's execute-start stamp (see `Emitter::stamp`).
@@ -283,5 +330,82 @@ mod tests {
         assert!(tick.is_tick_tuple());
         assert_eq!(tick.source_task(), -1);
         assert!(!Tuple::new("__system", "default", -1, Fields::empty(), vec![]).is_tick_tuple());
+    }
+
+    fn encoded(key: i64, roots: &[(i32, i64)], values: &[Value]) -> Vec<u8> {
+        let mut buf = bytes::BytesMut::new();
+        crate::wire::put_data_tuple(&mut buf, roots, values, &[3]);
+        // skip the set's field key and length: the tuple itself
+        let len_bytes = (1..=10)
+            .find(|&n| crate::wire::varint_len((buf.len() - 1 - n) as u64) == n)
+            .expect("a length");
+        let mut t = buf[1 + len_bytes..].to_vec();
+        t[1..9].copy_from_slice(&key.to_le_bytes());
+        t
+    }
+
+    #[test]
+    fn decode_over_reuses_the_tuple_and_its_buffers() {
+        let words = Arc::new(TupleSource::new("split", "words", Fields::new(["w", "n"])));
+        let nums = Arc::new(TupleSource::new("count", "nums", Fields::new(["n"])));
+        let mut t = Tuple::from_runtime(words.clone(), 0, Vec::new(), 0, &[]);
+
+        t.set_source(&words);
+        assert_eq!(Arc::strong_count(&words), 2, "same source: not replaced");
+        let first = encoded(5, &[(1, 10)], &values!["a string of some length", 1]);
+        t.decode_over(4, &first).unwrap();
+        assert_eq!(t.values(), &values!["a string of some length", 1][..]);
+        assert_eq!(
+            (t.key(), t.roots(), t.source_task()),
+            (5, &[(1, 10)][..], 4)
+        );
+        assert_eq!(t.get_i64_by_field("n"), Some(1));
+        let buffer = t.get_str(0).unwrap().as_ptr();
+        let copy = t.clone();
+
+        // An int tuple of another stream, with more roots.
+        t.set_source(&nums);
+        t.decode_over(6, &encoded(7, &[(1, 11), (2, 12)], &values![42]))
+            .unwrap();
+        assert_eq!(t.values(), &values![42][..]);
+        assert_eq!(
+            (t.key(), t.roots(), t.source_task()),
+            (7, &[(1, 11), (2, 12)][..], 6)
+        );
+        assert_eq!(t.source_stream(), "nums");
+        assert_eq!(t.get_i64_by_field("n"), Some(42));
+        assert_eq!(t.get_by_field("w"), None);
+
+        // A longer string tuple again, no roots: back on the first stream.
+        t.set_source(&words);
+        let long = "x".repeat(100);
+        t.decode_over(4, &encoded(0, &[], &values![long.as_str(), -1]))
+            .unwrap();
+        assert_eq!(t.get_str_by_field("w"), Some(long.as_str()));
+        assert_eq!(t.get_i64(1), Some(-1));
+        assert_eq!(t.roots(), &[] as &[(i32, i64)]);
+        assert_eq!(t.len(), 2);
+
+        // The same shape: the string buffer is reused.
+        t.decode_over(4, &encoded(0, &[(3, 3)], &values!["short", 2]))
+            .unwrap();
+        let reused = t.get_str(0).unwrap().as_ptr();
+        t.decode_over(4, &first).unwrap();
+        assert_eq!(t.get_str(0).unwrap().as_ptr(), reused);
+        assert_eq!(t.roots(), &[(1, 10)]);
+
+        // The clone taken before is untouched, and independent.
+        assert_eq!(copy.values(), &values!["a string of some length", 1][..]);
+        assert_eq!(
+            (copy.key(), copy.roots(), copy.source_stream()),
+            (5, &[(1, 10)][..], "words")
+        );
+        assert_ne!(copy.get_str(0).unwrap().as_ptr(), buffer, "a deep copy");
+
+        // A bad tuple is an error; the next good one is whole.
+        assert!(t.decode_over(4, &[0x1a, 1, 9]).is_err());
+        t.decode_over(4, &first).unwrap();
+        assert_eq!(t.values(), copy.values());
+        assert_eq!(t.into_values(), values!["a string of some length", 1]);
     }
 }

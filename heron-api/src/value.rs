@@ -230,45 +230,126 @@ impl Value {
     /// assert!(Value::decode(&[9]).is_err());
     /// ```
     pub fn decode(bytes: &[u8]) -> Result<Value, ValueError> {
-        let (&t, payload) = bytes.split_first().ok_or(ValueError::Empty)?;
-        let fixed = |expected: usize| {
-            if payload.len() == expected {
-                Ok(())
-            } else {
-                Err(ValueError::BadLength {
-                    tag: t,
-                    len: payload.len(),
-                    expected,
-                })
-            }
-        };
-        match t {
-            tag::NULL => fixed(0).map(|_| Value::Null),
-            tag::BOOL => {
-                fixed(1)?;
-                match payload[0] {
-                    0 => Ok(Value::Bool(false)),
-                    1 => Ok(Value::Bool(true)),
-                    b => Err(ValueError::BadBool(b)),
+        Ok(match parse(bytes)? {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(b),
+            Raw::Int(i) => Value::Int(i),
+            Raw::Float(f) => Value::Float(f),
+            Raw::Str(s) => Value::Str(s.to_owned()),
+            Raw::Bytes(b) => Value::Bytes(b.to_vec()),
+        })
+    }
+
+    /// [`Value::decode`] into `self`, reusing the buffer of a string or bytes value already
+    /// here for a decoded string or bytes value (so a steady stream of tuples of one shape
+    /// decodes without allocating). On error `self` is left unchanged.
+    pub(crate) fn decode_in_place(&mut self, bytes: &[u8]) -> Result<(), ValueError> {
+        match parse(bytes)? {
+            Raw::Null => *self = Value::Null,
+            Raw::Bool(b) => *self = Value::Bool(b),
+            Raw::Int(i) => *self = Value::Int(i),
+            Raw::Float(f) => *self = Value::Float(f),
+            Raw::Str(s) => match self {
+                Value::Str(buf) if !oversized(buf.capacity(), s.len()) => {
+                    buf.clear();
+                    buf.push_str(s);
                 }
-            }
-            tag::INT => {
-                fixed(8)?;
-                Ok(Value::Int(i64::from_le_bytes(
-                    payload.try_into().expect("8 bytes"),
-                )))
-            }
-            tag::FLOAT => {
-                fixed(8)?;
-                let bits = u64::from_le_bytes(payload.try_into().expect("8 bytes"));
-                Ok(Value::Float(f64::from_bits(bits)))
-            }
-            tag::STR => std::str::from_utf8(payload)
-                .map(|s| Value::Str(s.to_owned()))
-                .map_err(|_| ValueError::InvalidUtf8),
-            tag::BYTES => Ok(Value::Bytes(payload.to_vec())),
-            other => Err(ValueError::UnknownTag(other)),
+                _ => {
+                    // An empty buffer is valid UTF-8, so this keeps its capacity.
+                    let mut buf = String::from_utf8(self.take_buffer(s.len())).unwrap_or_default();
+                    buf.push_str(s);
+                    *self = Value::Str(buf);
+                }
+            },
+            Raw::Bytes(b) => match self {
+                Value::Bytes(buf) if !oversized(buf.capacity(), b.len()) => {
+                    buf.clear();
+                    buf.extend_from_slice(b);
+                }
+                _ => {
+                    let mut buf = self.take_buffer(b.len());
+                    buf.extend_from_slice(b);
+                    *self = Value::Bytes(buf);
+                }
+            },
         }
+        Ok(())
+    }
+
+    /// Takes the (cleared) heap buffer of a string or bytes value, to hold `len` bytes,
+    /// leaving `Null`; an empty vector for the other variants or an oversized buffer.
+    fn take_buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut buf = match std::mem::take(self) {
+            Value::Str(s) => s.into_bytes(),
+            Value::Bytes(b) => b,
+            _ => Vec::new(),
+        };
+        if oversized(buf.capacity(), len) {
+            return Vec::new();
+        }
+        buf.clear();
+        buf
+    }
+}
+
+/// Buffers above this capacity are not kept for values much smaller (a reused tuple does
+/// not hold on to the memory of one large value).
+const KEEP_CAPACITY: usize = 64 << 10;
+
+fn oversized(capacity: usize, len: usize) -> bool {
+    capacity > KEEP_CAPACITY && capacity / 4 > len
+}
+
+/// A decoded value borrowing its payload from the encoding.
+enum Raw<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+}
+
+/// Reads one value encoded by [`Value::encode`] without copying its payload.
+fn parse(bytes: &[u8]) -> Result<Raw<'_>, ValueError> {
+    let (&t, payload) = bytes.split_first().ok_or(ValueError::Empty)?;
+    let fixed = |expected: usize| {
+        if payload.len() == expected {
+            Ok(())
+        } else {
+            Err(ValueError::BadLength {
+                tag: t,
+                len: payload.len(),
+                expected,
+            })
+        }
+    };
+    match t {
+        tag::NULL => fixed(0).map(|_| Raw::Null),
+        tag::BOOL => {
+            fixed(1)?;
+            match payload[0] {
+                0 => Ok(Raw::Bool(false)),
+                1 => Ok(Raw::Bool(true)),
+                b => Err(ValueError::BadBool(b)),
+            }
+        }
+        tag::INT => {
+            fixed(8)?;
+            Ok(Raw::Int(i64::from_le_bytes(
+                payload.try_into().expect("8 bytes"),
+            )))
+        }
+        tag::FLOAT => {
+            fixed(8)?;
+            let bits = u64::from_le_bytes(payload.try_into().expect("8 bytes"));
+            Ok(Raw::Float(f64::from_bits(bits)))
+        }
+        tag::STR => std::str::from_utf8(payload)
+            .map(Raw::Str)
+            .map_err(|_| ValueError::InvalidUtf8),
+        tag::BYTES => Ok(Raw::Bytes(payload)),
+        other => Err(ValueError::UnknownTag(other)),
     }
 }
 
@@ -429,5 +510,70 @@ mod tests {
             vec![Value::from("a"), Value::Int(1), Value::Float(2.5)]
         );
         assert_eq!(Value::from(5).to_string(), "5");
+    }
+
+    #[test]
+    fn decode_in_place_reuses_buffers_and_matches_decode() {
+        let all = [
+            Value::from("a longer string, to size the buffer"),
+            Value::Int(-7),
+            Value::from("short"),
+            Value::Bytes(vec![1, 2, 3]),
+            Value::from("hé"),
+            Value::Null,
+            Value::Bool(true),
+            Value::Float(2.5),
+            Value::Bytes(vec![]),
+            Value::from(""),
+        ];
+        let mut slot = Value::Null;
+        for v in &all {
+            slot.decode_in_place(&enc(v)).unwrap();
+            assert_eq!(&slot, v);
+        }
+        // A string replacing a string keeps its allocation; so does bytes replacing a string.
+        let mut slot = Value::from("0123456789abcdef");
+        let ptr = slot.as_str().unwrap().as_ptr();
+        slot.decode_in_place(&enc(&Value::from("xy"))).unwrap();
+        assert_eq!(slot.as_str(), Some("xy"));
+        assert_eq!(slot.as_str().unwrap().as_ptr(), ptr);
+        slot.decode_in_place(&enc(&Value::Bytes(vec![9; 4])))
+            .unwrap();
+        assert_eq!(slot, Value::Bytes(vec![9; 4]));
+        assert_eq!(slot.as_bytes().unwrap().as_ptr(), ptr);
+        slot.decode_in_place(&enc(&Value::from("back"))).unwrap();
+        assert_eq!(slot.as_str().unwrap().as_ptr(), ptr);
+        // Errors are those of decode and leave the value alone.
+        assert_eq!(
+            slot.decode_in_place(&[4, 0xff]),
+            Err(ValueError::InvalidUtf8)
+        );
+        assert_eq!(slot.decode_in_place(&[]), Err(ValueError::Empty));
+        assert_eq!(
+            slot.decode_in_place(&[2, 1]).unwrap_err(),
+            Value::decode(&[2, 1]).unwrap_err()
+        );
+        assert_eq!(slot.as_str(), Some("back"));
+
+        // A large buffer is not kept for a small value.
+        let mut slot = Value::Null;
+        slot.decode_in_place(&enc(&Value::from("x".repeat(1 << 20))))
+            .unwrap();
+        slot.decode_in_place(&enc(&Value::from("y".repeat(600 << 10))))
+            .unwrap();
+        assert!(slot.as_str().unwrap().len() == 600 << 10);
+        slot.decode_in_place(&enc(&Value::from("small"))).unwrap();
+        assert_eq!(slot.as_str(), Some("small"));
+        match &slot {
+            Value::Str(s) => assert!(s.capacity() < 1 << 10, "{}", s.capacity()),
+            other => panic!("{other:?}"),
+        }
+        slot.decode_in_place(&enc(&Value::Bytes(vec![1; 1 << 20])))
+            .unwrap();
+        slot.decode_in_place(&enc(&Value::Bytes(vec![2]))).unwrap();
+        match &slot {
+            Value::Bytes(b) => assert!(b.capacity() < 1 << 10, "{}", b.capacity()),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -128,6 +128,9 @@ pub enum WireError {
     /// A value does not decode.
     #[error("bad value: {0}")]
     Value(#[from] ValueError),
+    /// A string field (its number) that is not UTF-8.
+    #[error("string field {0} is not valid UTF-8")]
+    InvalidUtf8(u64),
 }
 
 struct Reader<'a> {
@@ -135,7 +138,15 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // keys and short lengths: one byte
+        if let Some((&b, rest)) = self.buf.split_first() {
+            if b < 0x80 {
+                self.buf = rest;
+                return Ok(u64::from(b));
+            }
+        }
         let mut v = 0u64;
         for i in 0..10 {
             let (&b, rest) = self.buf.split_first().ok_or(WireError::Truncated)?;
@@ -203,6 +214,28 @@ fn decode_root(bytes: &[u8]) -> Result<(i32, i64), WireError> {
     Ok((taskid, rkey))
 }
 
+/// Walks a serialized `HeronDataTuple`, handing each root to `root` and each encoded value
+/// to `value`; returns its key. Destination task ids and unknown fields are skipped.
+fn walk_data_tuple<'a>(
+    bytes: &'a [u8],
+    mut root: impl FnMut((i32, i64)),
+    mut value: impl FnMut(&'a [u8]) -> Result<(), ValueError>,
+) -> Result<i64, WireError> {
+    let mut r = Reader { buf: bytes };
+    let mut tuple_key = 0;
+    while !r.buf.is_empty() {
+        let k = r.varint()?;
+        match split_key(k)? {
+            (1, WIRE_FIXED64) => tuple_key = r.fixed64()?,
+            (2, WIRE_LEN) => root(decode_root(r.len_delimited()?)?),
+            (3, WIRE_LEN) => value(r.len_delimited()?)?,
+            (1..=3, _) => return Err(WireError::WireType(k >> 3)),
+            (_, wire) => r.skip(wire, k)?,
+        }
+    }
+    Ok(tuple_key)
+}
+
 /// Decodes a serialized `HeronDataTuple` in place: its values are appended to `values`,
 /// its roots to `roots`; returns its key. Destination task ids are skipped.
 #[doc(hidden)]
@@ -211,20 +244,40 @@ pub fn decode_data_tuple(
     values: &mut Vec<Value>,
     roots: &mut Vec<(i32, i64)>,
 ) -> Result<i64, WireError> {
-    let mut r = Reader { buf: bytes };
-    let mut tuple_key = 0;
-    while !r.buf.is_empty() {
-        let k = r.varint()?;
-        match split_key(k)? {
-            (1, WIRE_FIXED64) => tuple_key = r.fixed64()?,
-            (2, WIRE_LEN) => roots.push(decode_root(r.len_delimited()?)?),
-            (3, WIRE_LEN) => values.push(Value::decode(r.len_delimited()?)?),
-            (1..=3, _) => return Err(WireError::WireType(k >> 3)),
-            (_, wire) => r.skip(wire, k)?,
-        }
-    }
-    Ok(tuple_key)
+    walk_data_tuple(
+        bytes,
+        |r| roots.push(r),
+        |v| {
+            values.push(Value::decode(v)?);
+            Ok(())
+        },
+    )
 }
+
+/// Decodes a serialized `HeronDataTuple` over the previous contents of `values`: value `i`
+/// is decoded into `values[i]` (reusing its string or bytes buffer, see
+/// [`Value::decode_in_place`]) and `values` ends with exactly the tuple's values. Roots go
+/// to `root`; returns the key. On error `values` holds a mix of old and new values.
+pub(crate) fn decode_data_tuple_over(
+    bytes: &[u8],
+    values: &mut Vec<Value>,
+    root: impl FnMut((i32, i64)),
+) -> Result<i64, WireError> {
+    let mut n = 0;
+    let key = walk_data_tuple(bytes, root, |v| {
+        match values.get_mut(n) {
+            Some(slot) => slot.decode_in_place(v)?,
+            None => values.push(Value::decode(v)?),
+        }
+        n += 1;
+        Ok(())
+    })?;
+    values.truncate(n);
+    Ok(key)
+}
+
+mod received;
+pub use received::{parse_tuple_set2, DataSet, DataTuples, ReceivedSet};
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,6 @@ use heron_proto::system::{Instance, InstanceInfo, StatusCode};
 use crate::inbound::{self, InBatch, InMsg};
 use crate::stream_metrics::StreamCounter;
 use crate::{InstanceConfig, InstanceError, RunOptions, MAX_PACKET_SIZE};
-use heron_proto::system::HeronTupleSet2;
 
 /// Bytes the reader asks the socket for at a time.
 const READ_CHUNK: usize = 128 << 10;
@@ -121,9 +120,7 @@ pub(crate) fn connect_and_register(
                     initial,
                 });
             }
-            if let Some(msg) = inbound::decode(&packet)? {
-                initial.push(msg);
-            }
+            inbound::decode(&packet, &mut initial)?;
         }
         let now = Instant::now();
         if now >= deadline {
@@ -228,20 +225,20 @@ fn reader_loop(
         let mut batch = InBatch::new();
         loop {
             match codec.decode_packet(&mut buf) {
-                Ok(Some(packet)) => match inbound::decode(&packet) {
-                    Ok(Some(msg)) => {
-                        if let InMsg::Tuples(HeronTupleSet2 { data: Some(d), .. }) = &msg {
-                            executes.add(&d.stream.id, d.tuples.len() as u64);
-                        }
-                        batch.push(msg)
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
+                Ok(Some(packet)) => {
+                    let before = batch.len();
+                    if let Err(e) = inbound::decode(&packet, &mut batch) {
                         tracing::error!(error = %e, "malformed message from the stream manager; closing");
                         let _ = stream.shutdown(Shutdown::Both);
                         return;
                     }
-                },
+                    // executes are counted per set, undecodable tuples included
+                    for msg in &batch[before..] {
+                        if let InMsg::Data(d) = msg {
+                            executes.add(d.stream_id(), d.len() as u64);
+                        }
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => {
                     tracing::error!(error = %e, "malformed packet from the stream manager; closing");

@@ -3,17 +3,22 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use heron_api::wire::decode_data_tuple;
+use heron_api::wire::{parse_tuple_set2, DataSet};
 use heron_api::{Fields, TopologyContext, Tuple, TupleSource};
 use heron_proto::codec::{CodecError, Packet};
 use heron_proto::stmgr::NewInstanceAssignmentMessage;
-use heron_proto::system::{HeronTupleSet2, PhysicalPlan};
+use heron_proto::system::{HeronControlTupleSet, HeronTupleSet2, PhysicalPlan};
+use prost::Message;
+
+use crate::InstanceError;
 
 /// One message for the executor.
 #[derive(Debug)]
 pub(crate) enum InMsg {
-    /// Data or control tuples.
-    Tuples(HeronTupleSet2),
+    /// The data tuples of a set, still encoded: a slice of the received packet.
+    Data(DataSet),
+    /// The control tuples (acks and fails) of a set.
+    Control(Box<HeronControlTupleSet>),
     /// A new physical plan.
     Plan(Box<PhysicalPlan>),
 }
@@ -21,40 +26,49 @@ pub(crate) enum InMsg {
 /// What crosses the gateway → executor queue: the messages of one socket read.
 pub(crate) type InBatch = Vec<InMsg>;
 
-/// Decodes a packet from the stream manager. Unknown types are logged and skipped.
-pub(crate) fn decode(packet: &Packet) -> Result<Option<InMsg>, CodecError> {
+/// Decodes a packet from the stream manager into `out`: a tuple set becomes its control part
+/// (decoded) then its data part (checked, not decoded: see [`parse_tuple_set2`]), a plan
+/// assignment its plan. Unknown types are logged and skipped. On error nothing is added.
+pub(crate) fn decode(packet: &Packet, out: &mut InBatch) -> Result<(), InstanceError> {
     if packet.is::<HeronTupleSet2>() {
-        Ok(Some(InMsg::Tuples(packet.decode()?)))
+        let set = parse_tuple_set2(&packet.payload)?;
+        if let Some(control) = set.control {
+            let control =
+                HeronControlTupleSet::decode(control).map_err(|e| CodecError::Payload {
+                    type_name: packet.type_name().to_string(),
+                    source: e,
+                })?;
+            out.push(InMsg::Control(Box::new(control)));
+        }
+        if let Some(data) = set.data {
+            out.push(InMsg::Data(data));
+        }
     } else if packet.is::<NewInstanceAssignmentMessage>() {
         let m: NewInstanceAssignmentMessage = packet.decode()?;
-        Ok(Some(InMsg::Plan(Box::new(m.pplan))))
+        out.push(InMsg::Plan(Box::new(m.pplan)));
     } else {
         tracing::warn!(
             type_name = packet.type_name(),
             "ignoring an unexpected message from the stream manager"
         );
-        Ok(None)
     }
+    Ok(())
 }
 
-/// Turns serialized `HeronDataTuple`s into [`Tuple`]s, sharing one [`TupleSource`] per
-/// stream, decoding values in place.
-#[derive(Default)]
-pub(crate) struct TupleDecoder {
-    sources: HashMap<String, HashMap<String, Arc<TupleSource>>>,
-    roots: Vec<(i32, i64)>,
-}
+type Sources = HashMap<String, HashMap<String, Arc<TupleSource>>>;
 
-impl TupleDecoder {
-    pub fn new() -> Self {
-        Self::default()
+/// The shared source of `stream` of `component`, made on first use.
+fn source<'s>(
+    sources: &'s mut Sources,
+    ctx: &TopologyContext,
+    component: &str,
+    stream: &str,
+) -> &'s Arc<TupleSource> {
+    if !sources.contains_key(component) {
+        sources.insert(component.to_owned(), HashMap::new());
     }
-
-    fn source(&mut self, ctx: &TopologyContext, component: &str, stream: &str) -> Arc<TupleSource> {
-        let by_stream = self.sources.entry(component.to_owned()).or_default();
-        if let Some(s) = by_stream.get(stream) {
-            return s.clone();
-        }
+    let by_stream = sources.get_mut(component).expect("inserted");
+    if !by_stream.contains_key(stream) {
         let fields = ctx
             .component_output_fields(component, stream)
             .cloned()
@@ -66,47 +80,58 @@ impl TupleDecoder {
                 );
                 Fields::empty()
             });
-        let source = Arc::new(TupleSource::new(component, stream, fields));
-        by_stream.insert(stream.to_owned(), source.clone());
-        source
+        let s = Arc::new(TupleSource::new(component, stream, fields));
+        by_stream.insert(stream.to_owned(), s);
+    }
+    &by_stream[stream]
+}
+
+/// Turns the serialized `HeronDataTuple`s of a set into one reused [`Tuple`], one at a time:
+/// each tuple is decoded over the previous one (reusing its value buffers), and the shared
+/// [`TupleSource`] of its stream is set once per set. No allocation in a steady state.
+#[derive(Default)]
+pub(crate) struct TupleDecoder {
+    sources: Sources,
+    /// The tuple every received tuple is decoded into.
+    tuple: Option<Tuple>,
+}
+
+impl TupleDecoder {
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Appends the data tuples of `set` to `out`; returns how many could not be decoded
-    /// (they are logged and dropped).
-    pub fn decode_into(
+    /// Decodes the tuples of `set` one at a time into the reused tuple and calls `execute`
+    /// with each. Returns how many could not be decoded (they are logged and dropped), or
+    /// the first error of `execute`.
+    pub fn for_each<E>(
         &mut self,
         ctx: &TopologyContext,
-        set: &HeronTupleSet2,
-        out: &mut Vec<Tuple>,
-    ) -> usize {
-        let Some(data) = &set.data else { return 0 };
-        let source = self.source(ctx, &data.stream.component_name, &data.stream.id);
-        let width = source.fields().len();
+        set: &DataSet,
+        mut execute: impl FnMut(&mut Tuple) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        let (component, stream) = (set.component(), set.stream_id());
+        let source = source(&mut self.sources, ctx, component, stream);
+        let tuple = self
+            .tuple
+            .get_or_insert_with(|| Tuple::from_runtime(source.clone(), 0, Vec::new(), 0, &[]));
+        tuple.set_source(source);
         let mut bad = 0;
-        out.reserve(data.tuples.len());
-        for raw in &data.tuples {
-            let mut values = Vec::with_capacity(width);
-            self.roots.clear();
-            match decode_data_tuple(raw, &mut values, &mut self.roots) {
-                Ok(key) => out.push(Tuple::from_runtime(
-                    source.clone(),
-                    set.src_task_id,
-                    values,
-                    key,
-                    &self.roots,
-                )),
+        for raw in set.tuples() {
+            match tuple.decode_over(set.src_task_id(), raw) {
+                Ok(()) => execute(tuple)?,
                 Err(e) => {
                     bad += 1;
                     tracing::warn!(
-                        component = %data.stream.component_name,
-                        stream = %data.stream.id,
+                        component,
+                        stream,
                         error = %e,
                         "dropping an undecodable tuple"
                     );
                 }
             }
         }
-        bad
+        Ok(bad)
     }
 }
 
@@ -139,37 +164,64 @@ mod tests {
     fn ctx() -> TopologyContext {
         TopologyContext::builder("t", "bolt", 3)
             .stream("spout", "default", Fields::new(["word", "n"]))
+            .stream("spout", "nums", Fields::new(["n"]))
             .build()
+    }
+
+    /// The packet of `set`, through [`decode`]: its data part.
+    fn data_of(set: &HeronTupleSet2) -> DataSet {
+        let mut out = InBatch::new();
+        decode(&Packet::from_message(ReqId::ZERO, set), &mut out).unwrap();
+        match out.pop() {
+            Some(InMsg::Data(d)) => d,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Decodes `set` as the bolt does, keeping a clone of each executed tuple.
+    fn run(d: &mut TupleDecoder, set: &HeronTupleSet2) -> (Vec<Tuple>, usize) {
+        let mut out = Vec::new();
+        let bad = d
+            .for_each(&ctx(), &data_of(set), |t| {
+                out.push(t.clone());
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        (out, bad)
+    }
+
+    fn set_of(component: &str, stream: &str, tuples: Vec<bytes::Bytes>) -> HeronTupleSet2 {
+        HeronTupleSet2 {
+            data: Some(HeronDataTupleSet2 {
+                stream: StreamId {
+                    id: stream.into(),
+                    component_name: component.into(),
+                },
+                tuples,
+            }),
+            control: None,
+            src_task_id: 1,
+        }
     }
 
     #[test]
     fn decodes_values_keys_roots_and_shares_fields() {
-        let set = HeronTupleSet2 {
-            data: Some(HeronDataTupleSet2 {
-                stream: StreamId {
-                    id: "default".into(),
-                    component_name: "spout".into(),
-                },
-                tuples: vec![
-                    raw(
-                        &[Value::from("a"), Value::Int(1)],
-                        7,
-                        vec![RootId { taskid: 1, key: 9 }],
-                    ),
-                    bytes::Bytes::from_static(&[0xff, 0xff]),
-                    raw(&[Value::from("b"), Value::Int(2)], 0, vec![]),
-                ],
-            }),
-            control: None,
-            src_task_id: 1,
-        };
-        let mut d = TupleDecoder::new();
-        let mut out = Vec::new();
-        assert_eq!(
-            d.decode_into(&ctx(), &set, &mut out),
-            1,
-            "one malformed tuple"
+        let set = set_of(
+            "spout",
+            "default",
+            vec![
+                raw(
+                    &[Value::from("a"), Value::Int(1)],
+                    7,
+                    vec![RootId { taskid: 1, key: 9 }],
+                ),
+                bytes::Bytes::from_static(&[0xff, 0xff]),
+                raw(&[Value::from("b"), Value::Int(2)], 0, vec![]),
+            ],
         );
+        let mut d = TupleDecoder::new();
+        let (out, bad) = run(&mut d, &set);
+        assert_eq!(bad, 1, "one malformed tuple");
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].get_str_by_field("word"), Some("a"));
         assert_eq!(out[0].get_i64_by_field("n"), Some(1));
@@ -178,50 +230,140 @@ mod tests {
         assert_eq!(out[0].source_component(), "spout");
         assert_eq!(out[0].source_task(), 1);
         assert_eq!(out[1].get_str(0), Some("b"));
+        assert_eq!(out[1].roots(), &[] as &[(i32, i64)]);
         assert!(
             std::ptr::eq(out[0].fields(), out[1].fields()),
             "fields shared"
         );
+        // The next set of the stream shares them too.
+        let (again, _) = run(&mut d, &set);
+        assert!(std::ptr::eq(out[0].fields(), again[0].fields()));
     }
 
     #[test]
     fn unknown_stream_gets_empty_fields() {
         let set = HeronTupleSet2 {
-            data: Some(HeronDataTupleSet2 {
-                stream: StreamId {
-                    id: "x".into(),
-                    component_name: "other".into(),
-                },
-                tuples: vec![raw(&[Value::Int(5)], 0, vec![])],
-            }),
-            control: None,
             src_task_id: 2,
+            ..set_of("other", "x", vec![raw(&[Value::Int(5)], 0, vec![])])
         };
-        let mut out = Vec::new();
-        TupleDecoder::new().decode_into(&ctx(), &set, &mut out);
+        let (out, _) = run(&mut TupleDecoder::new(), &set);
         assert_eq!(out[0].get_i64(0), Some(5));
+        assert_eq!(out[0].source_task(), 2);
         assert!(out[0].fields().is_empty());
+    }
+
+    /// A tuple as executed: values, key, roots, source task, stream.
+    type Seen = (Vec<Value>, i64, Vec<(i32, i64)>, i32, String);
+
+    /// What the bolt got before: prost over the set, then each tuple decoded on its own.
+    fn old_path(set: &HeronTupleSet2) -> Vec<Seen> {
+        let p = Packet::from_message(ReqId::ZERO, set);
+        let set: HeronTupleSet2 = p.decode().unwrap();
+        let d = set.data.unwrap();
+        d.tuples
+            .iter()
+            .filter_map(|t| {
+                let (mut values, mut roots) = (Vec::new(), Vec::new());
+                let key = heron_api::wire::decode_data_tuple(t, &mut values, &mut roots).ok()?;
+                Some((values, key, roots, set.src_task_id, d.stream.id.clone()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn same_tuples_as_prost_across_streams_and_shapes() {
+        let long = "a much longer string than the first one".to_owned();
+        let sets = [
+            set_of(
+                "spout",
+                "default",
+                vec![
+                    raw(
+                        &[Value::from("word"), Value::Int(1)],
+                        3,
+                        vec![RootId { taskid: 1, key: 2 }, RootId { taskid: 4, key: -5 }],
+                    ),
+                    raw(&[Value::Bytes(vec![1; 20]), Value::Null], 4, vec![]),
+                    raw(&[Value::from(long.as_str()), Value::Int(-1)], 5, vec![]),
+                    raw(&[Value::from("w")], 6, vec![RootId { taskid: 9, key: 9 }]),
+                    raw(
+                        &[Value::from("x"), Value::Float(0.5), Value::Bool(true)],
+                        7,
+                        vec![],
+                    ),
+                ],
+            ),
+            set_of("spout", "nums", vec![raw(&[Value::Int(42)], 8, vec![])]),
+            set_of(
+                "spout",
+                "default",
+                vec![raw(&[Value::from("y"), Value::Int(2)], 9, vec![])],
+            ),
+        ];
+        let mut d = TupleDecoder::new();
+        let mut clones = Vec::new();
+        for set in &sets {
+            let (out, bad) = run(&mut d, set);
+            assert_eq!(bad, 0);
+            let got: Vec<_> = out
+                .iter()
+                .map(|t| {
+                    (
+                        t.values().to_vec(),
+                        t.key(),
+                        t.roots().to_vec(),
+                        t.source_task(),
+                        t.source_stream().to_owned(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, old_path(set));
+            clones.extend(out);
+        }
+        // The clones taken during execute kept their own values.
+        assert_eq!(clones[0].get_str(0), Some("word"));
+        assert_eq!(clones[2].get_str(0), Some(long.as_str()));
+        assert_eq!(clones[5].get_i64_by_field("n"), Some(42));
+        assert_eq!(clones[6].get_str_by_field("word"), Some("y"));
     }
 
     #[test]
     fn packet_dispatch() {
+        let mut out = InBatch::new();
         let set = HeronTupleSet2 {
             data: None,
             control: None,
             src_task_id: 4,
         };
-        let p = Packet::from_message(ReqId::ZERO, &set);
-        assert!(matches!(decode(&p), Ok(Some(InMsg::Tuples(s))) if s.src_task_id == 4));
+        decode(&Packet::from_message(ReqId::ZERO, &set), &mut out).unwrap();
+        assert!(out.is_empty(), "neither data nor control");
+        let with_both = HeronTupleSet2 {
+            control: Some(HeronControlTupleSet::default()),
+            ..set_of("spout", "default", vec![])
+        };
+        decode(&Packet::from_message(ReqId::ZERO, &with_both), &mut out).unwrap();
+        assert!(matches!(&out[..], [InMsg::Control(_), InMsg::Data(d)] if d.is_empty()));
+        out.clear();
         let m = NewInstanceAssignmentMessage::default();
-        let p = Packet::from_message(ReqId::ZERO, &m);
-        assert!(matches!(decode(&p), Ok(Some(InMsg::Plan(_)))));
+        decode(&Packet::from_message(ReqId::ZERO, &m), &mut out).unwrap();
+        assert!(matches!(&out[..], [InMsg::Plan(_)]));
+        out.clear();
         let p = Packet::new("heron.proto.Unknown", ReqId::ZERO, bytes::Bytes::new());
-        assert!(matches!(decode(&p), Ok(None)));
-        let p = Packet::new(
-            HeronTupleSet2::full_name(),
-            ReqId::ZERO,
-            bytes::Bytes::from_static(&[0xff]),
-        );
-        assert!(decode(&p).is_err(), "malformed payload");
+        decode(&p, &mut out).unwrap();
+        assert!(out.is_empty());
+        for bad in [
+            &[0xff][..],
+            &[0x0a, 0x02, 0x12, 0x05], // truncated tuple in the data part
+            &[0x0a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0xff], // non-UTF-8 stream id
+            &[0x12, 0x02, 0x0a, 0x05], // malformed control part
+        ] {
+            let p = Packet::new(
+                HeronTupleSet2::full_name(),
+                ReqId::ZERO,
+                bytes::Bytes::copy_from_slice(bad),
+            );
+            assert!(decode(&p, &mut out).is_err(), "malformed payload {bad:?}");
+            assert!(out.is_empty());
+        }
     }
 }

@@ -110,6 +110,9 @@ pub enum InstanceError {
     /// The stream manager sent something unreadable while registering.
     #[error("bad packet from the stream manager: {0}")]
     Codec(#[from] CodecError),
+    /// The stream manager sent a tuple set that is not a `HeronTupleSet2`.
+    #[error("bad tuple set from the stream manager: {0}")]
+    TupleSet(#[from] heron_api::wire::WireError),
     /// The stream manager refused the registration.
     #[error("the stream manager refused to register instance {instance_id}: {message}")]
     RegisterRefused {

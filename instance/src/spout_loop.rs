@@ -155,11 +155,9 @@ impl SpoutTask<'_, '_> {
     fn handle(&mut self, batch: Vec<InMsg>) -> Result<(), InstanceError> {
         for msg in batch {
             match msg {
-                InMsg::Tuples(set) => {
-                    if let Some(control) = &set.control {
-                        self.control(control);
-                    }
-                    if set.data.as_ref().is_some_and(|d| !d.tuples.is_empty()) {
+                InMsg::Control(control) => self.control(&control),
+                InMsg::Data(data) => {
+                    if !data.is_empty() {
                         tracing::warn!("a spout received data tuples; dropping them");
                     }
                 }
