@@ -17,42 +17,85 @@ pub(crate) enum Kind {
     Emit = 3,
 }
 
-/// Calls `f(ackedtuple, ack_tuple_bytes)` for every `AckTuple` of `kind` in an encoded
-/// `HeronControlTupleSet`, in order. Malformed input is an error (nothing is applied after it).
-pub(crate) fn for_each_ack(
-    control: &[u8],
-    kind: Kind,
-    mut f: impl FnMut(i64, &[u8]),
-) -> Result<(), WireError> {
-    for field in fields(control) {
-        match field? {
-            (n, Value::Len(ack)) if n == kind as u32 => {
-                let mut acked = None;
-                for af in fields(ack) {
-                    match af? {
-                        (2, Value::Fixed64(v)) => acked = Some(v as i64),
-                        (1, Value::Len(root)) => check_root(root)?,
-                        (1 | 2, v) => return Err(wrong("AckTuple", &v)),
-                        _ => {}
-                    }
-                }
-                f(acked.ok_or(WireError::Missing("AckTuple.ackedtuple"))?, ack);
-            }
-            (1..=3, Value::Len(_)) => {}
-            (n @ 1..=3, v) => {
-                return Err(WireError::WireType {
-                    message: "HeronControlTupleSet",
-                    field: n,
-                    wire_type: wire_type(&v),
-                })
-            }
-            _ => {}
+/// One checked `AckTuple` of an encoded control set, as [`read_acks`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AckEntry {
+    pub kind: Kind,
+    /// `ackedtuple`.
+    pub acked: i64,
+    /// Where the `AckTuple` is in the control set.
+    start: u32,
+    end: u32,
+    /// How many roots it has, and the first one.
+    roots: u32,
+    first_root: (i32, i64),
+}
+
+impl AckEntry {
+    /// Calls `f(taskid, key)` for every root of the entry; `control` is the set it was read
+    /// from.
+    #[inline]
+    pub fn for_each_root(&self, control: &[u8], mut f: impl FnMut(i32, i64)) {
+        match self.roots {
+            0 => {}
+            1 => f(self.first_root.0, self.first_root.1),
+            _ => for_each_ack_root(&control[self.start as usize..self.end as usize], f),
         }
+    }
+}
+
+/// Reads and checks every `AckTuple` of an encoded `HeronControlTupleSet` into `out`, in wire
+/// order, in one walk (each root is read once; the roots of an entry with several are read
+/// again when used). Malformed input is an error and `out` is then incomplete.
+pub(crate) fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), WireError> {
+    let mut rest = fields(control);
+    while let Some(field) = rest.next() {
+        let (n, v) = field?;
+        let kind = match n {
+            1 => Kind::Ack,
+            2 => Kind::Fail,
+            3 => Kind::Emit,
+            _ => continue,
+        };
+        let Value::Len(ack) = v else {
+            return Err(WireError::WireType {
+                message: "HeronControlTupleSet",
+                field: n,
+                wire_type: wire_type(&v),
+            });
+        };
+        let end = control.len() - rest.remaining();
+        let mut entry = AckEntry {
+            kind,
+            acked: 0,
+            // a control set is at most a packet, far below 4 GiB
+            start: (end - ack.len()) as u32,
+            end: end as u32,
+            roots: 0,
+            first_root: (0, 0),
+        };
+        let mut acked = None;
+        for af in fields(ack) {
+            match af? {
+                (2, Value::Fixed64(v)) => acked = Some(v as i64),
+                (1, Value::Len(root)) => {
+                    check_root(root)?;
+                    if entry.roots == 0 {
+                        entry.first_root = crate::wire::read_root(root);
+                    }
+                    entry.roots += 1;
+                }
+                (1 | 2, v) => return Err(wrong("AckTuple", &v)),
+                _ => {}
+            }
+        }
+        entry.acked = acked.ok_or(WireError::Missing("AckTuple.ackedtuple"))?;
+        out.push(entry);
     }
     Ok(())
 }
 
-/// Calls `f(taskid, key)` for every root of an `AckTuple` checked by [`for_each_ack`].
+/// Calls `f(taskid, key)` for every root of an `AckTuple` checked by [`read_acks`].
 pub(crate) fn for_each_ack_root(ack: &[u8], mut f: impl FnMut(i32, i64)) {
     for field in fields(ack).map_while(Result::ok) {
         if let (1, Value::Len(root)) = field {
@@ -223,29 +266,47 @@ mod tests {
             emits: vec![ack(&[(1, 10)], i64::MIN)],
         }
         .encode_to_vec();
-        let mut seen = Vec::new();
-        for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
-            for_each_ack(&set, kind, |acked, a| {
+        let mut entries = Vec::new();
+        read_acks(&set, &mut entries).unwrap();
+        let seen: Vec<_> = entries
+            .iter()
+            .map(|e| {
                 let mut roots = Vec::new();
-                for_each_ack_root(a, |t, k| roots.push((t, k)));
-                seen.push((kind, acked, roots));
+                e.for_each_root(&set, |t, k| roots.push((t, k)));
+                (e.kind, e.acked, roots)
             })
-            .unwrap();
-        }
+            .collect();
+        // wire order: prost writes acks, fails, emits
         assert_eq!(
             seen,
             vec![
-                (Kind::Emit, i64::MIN, vec![(1, 10)]),
                 (Kind::Ack, 5, vec![(1, 10), (-2, 20)]),
                 (Kind::Ack, -1, vec![]),
                 (Kind::Fail, 0, vec![(3, 30)]),
+                (Kind::Emit, i64::MIN, vec![(1, 10)]),
             ]
         );
-        assert!(for_each_ack(&[0x0a, 2, 0x11, 1], Kind::Ack, |_, _| {}).is_err());
+        let mut entries = Vec::new();
+        assert!(read_acks(&[0x0a, 2, 0x11, 1], &mut entries).is_err());
         assert_eq!(
-            for_each_ack(&[0x0a, 0], Kind::Ack, |_, _| {}),
+            read_acks(&[0x0a, 0], &mut entries),
             Err(WireError::Missing("AckTuple.ackedtuple"))
         );
+        // a root of the wrong wire type, a list of the wrong wire type
+        assert!(matches!(
+            read_acks(&[0x0a, 2, 0x08, 0x01], &mut entries),
+            Err(WireError::WireType { .. })
+        ));
+        assert!(read_acks(&[0x08, 1], &mut entries).is_err());
+        // unknown fields are skipped
+        let mut entries = Vec::new();
+        read_acks(
+            &[0x20, 1, 0x0a, 9, 0x11, 1, 0, 0, 0, 0, 0, 0, 0],
+            &mut entries,
+        )
+        .unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].acked, 1);
     }
 
     #[test]

@@ -107,6 +107,11 @@ pub(crate) fn fields(buf: &[u8]) -> Fields<'_> {
 }
 
 impl<'a> Fields<'a> {
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.buf.len()
+    }
+
     #[inline]
     fn read(&mut self) -> Result<(u32, Value<'a>), WireError> {
         let key = read_varint(&mut self.buf)?;

@@ -104,6 +104,8 @@ pub(crate) struct Acking {
     /// When the oldest held control tuple was added.
     since: Option<Instant>,
     counters: AckCounters,
+    /// Scratch for the entries of one control set.
+    entries: Vec<control::AckEntry>,
 }
 
 impl Acking {
@@ -116,6 +118,7 @@ impl Acking {
             local: HashMap::new(),
             since: None,
             counters: AckCounters::default(),
+            entries: Vec::new(),
         }
     }
 
@@ -306,14 +309,24 @@ impl Core {
             self.counters.control_sets_ignored += 1;
             return Ok(());
         };
-        for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
-            control::for_each_ack(control, kind, |acked, tuple| {
-                control::for_each_ack_root(tuple, |task, root| {
-                    ack.route(kind, task, root, acked, now)
-                });
-            })
-            .map_err(|e| format!("malformed control tuples from task {src_task}: {e}"))?;
+        let mut entries = std::mem::take(&mut ack.entries);
+        entries.clear();
+        let read = control::read_acks(control, &mut entries);
+        if let Err(e) = read {
+            ack.entries = entries;
+            return Err(format!(
+                "malformed control tuples from task {src_task}: {e}"
+            ));
         }
+        // emits first: an ack must not meet its tree before the emits that go with it
+        for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
+            for e in entries.iter().filter(|e| e.kind == kind) {
+                e.for_each_root(control, |task, root| {
+                    ack.route(kind, task, root, e.acked, now)
+                });
+            }
+        }
+        ack.entries = entries;
         self.flush_control(false);
         Ok(())
     }
@@ -329,16 +342,25 @@ impl Core {
         };
         let now = self.now;
         if let Some(ack) = self.acking.as_mut() {
+            let mut entries = std::mem::take(&mut ack.entries);
+            entries.clear();
+            let read = control::read_acks(c, &mut entries);
+            if let Err(e) = read {
+                ack.entries = entries;
+                return Err(format!(
+                    "malformed control tuples from a stream manager: {e}"
+                ));
+            }
             for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
-                control::for_each_ack(c, kind, |acked, tuple| {
-                    control::for_each_ack_root(tuple, |task, root| {
-                        if !ack.apply(kind, task, root, acked, now) {
+                for e in entries.iter().filter(|e| e.kind == kind) {
+                    e.for_each_root(c, |task, root| {
+                        if !ack.apply(kind, task, root, e.acked, now) {
                             ack.counters.control_unknown += 1;
                         }
                     });
-                })
-                .map_err(|e| format!("malformed control tuples from a stream manager: {e}"))?;
+                }
             }
+            ack.entries = entries;
         }
         self.flush_control(false);
         Ok(parts.data.map(|d| {
