@@ -279,6 +279,32 @@ pub(crate) fn decode_data_tuple_over(
 mod received;
 pub use received::{parse_tuple_set2, DataSet, DataTuples, ReceivedSet};
 
+/// The prost form of a data tuple, for tests that check the hand-written codecs against prost.
+#[cfg(test)]
+pub(crate) fn prost_data_tuple(
+    key: i64,
+    roots: &[(i32, i64)],
+    values: &[Value],
+    dest_task_ids: &[i32],
+) -> heron_proto::system::HeronDataTuple {
+    heron_proto::system::HeronDataTuple {
+        key,
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| heron_proto::system::RootId { taskid, key })
+            .collect(),
+        values: values
+            .iter()
+            .map(|v| {
+                let mut b = Vec::new();
+                v.encode(&mut b);
+                b.into()
+            })
+            .collect(),
+        dest_task_ids: dest_task_ids.to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,22 +348,7 @@ mod tests {
         let mut buf = BytesMut::new();
         let n = put_data_tuple(&mut buf, &roots, &values, &dests);
         assert_eq!(n, buf.len());
-        let expected = HeronDataTuple {
-            key: 0,
-            roots: roots
-                .iter()
-                .map(|&(taskid, key)| RootId { taskid, key })
-                .collect(),
-            values: values
-                .iter()
-                .map(|v| {
-                    let mut b = Vec::new();
-                    v.encode(&mut b);
-                    b.into()
-                })
-                .collect(),
-            dest_task_ids: dests.clone(),
-        };
+        let expected = prost_data_tuple(0, &roots, &values, &dests);
         // Field 2 of the set: key byte, length, then the tuple.
         let mut r = Reader { buf: &buf[..] };
         assert_eq!(r.varint().unwrap(), 0x12);

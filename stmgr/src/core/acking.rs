@@ -23,7 +23,7 @@ use super::*;
 use crate::config::FLUSH_INTERVAL;
 use crate::control::{self, ControlBuf, Kind};
 use crate::tuple_cache::TupleKey;
-use crate::wire::put_varint;
+use crate::wire::{put_varint, WireError};
 use crate::xor::{XorTracker, DEFAULT_NBUCKETS};
 use bytes::BufMut;
 use std::time::Duration;
@@ -109,6 +109,28 @@ pub(crate) struct Acking {
 }
 
 impl Acking {
+    /// Reads an encoded control set and calls `f(self, kind, task, root, acked)` for every
+    /// root of its entries: emits first (an ack must not meet its tree before the emits that
+    /// go with it), then acks, then fails. Nothing is applied from a malformed set.
+    fn for_each_control_root(
+        &mut self,
+        control: &[u8],
+        mut f: impl FnMut(&mut Acking, Kind, i32, i64, i64),
+    ) -> Result<(), WireError> {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
+        let read = control::read_acks(control, &mut entries);
+        if read.is_ok() {
+            for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
+                for e in entries.iter().filter(|e| e.kind == kind) {
+                    e.for_each_root(control, |task, root| f(self, kind, task, root, e.acked));
+                }
+            }
+        }
+        self.entries = entries;
+        read
+    }
+
     fn new(timeout: Duration, now: Instant) -> Acking {
         Acking {
             tracker: XorTracker::new(&[], timeout, DEFAULT_NBUCKETS, now),
@@ -309,24 +331,10 @@ impl Core {
             self.counters.control_sets_ignored += 1;
             return Ok(());
         };
-        let mut entries = std::mem::take(&mut ack.entries);
-        entries.clear();
-        let read = control::read_acks(control, &mut entries);
-        if let Err(e) = read {
-            ack.entries = entries;
-            return Err(format!(
-                "malformed control tuples from task {src_task}: {e}"
-            ));
-        }
-        // emits first: an ack must not meet its tree before the emits that go with it
-        for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
-            for e in entries.iter().filter(|e| e.kind == kind) {
-                e.for_each_root(control, |task, root| {
-                    ack.route(kind, task, root, e.acked, now)
-                });
-            }
-        }
-        ack.entries = entries;
+        ack.for_each_control_root(control, |ack, kind, task, root, acked| {
+            ack.route(kind, task, root, acked, now)
+        })
+        .map_err(|e| format!("malformed control tuples from task {src_task}: {e}"))?;
         self.flush_control(false);
         Ok(())
     }
@@ -342,25 +350,12 @@ impl Core {
         };
         let now = self.now;
         if let Some(ack) = self.acking.as_mut() {
-            let mut entries = std::mem::take(&mut ack.entries);
-            entries.clear();
-            let read = control::read_acks(c, &mut entries);
-            if let Err(e) = read {
-                ack.entries = entries;
-                return Err(format!(
-                    "malformed control tuples from a stream manager: {e}"
-                ));
-            }
-            for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
-                for e in entries.iter().filter(|e| e.kind == kind) {
-                    e.for_each_root(c, |task, root| {
-                        if !ack.apply(kind, task, root, e.acked, now) {
-                            ack.counters.control_unknown += 1;
-                        }
-                    });
+            ack.for_each_control_root(c, |ack, kind, task, root, acked| {
+                if !ack.apply(kind, task, root, acked, now) {
+                    ack.counters.control_unknown += 1;
                 }
-            }
-            ack.entries = entries;
+            })
+            .map_err(|e| format!("malformed control tuples from a stream manager: {e}"))?;
         }
         self.flush_control(false);
         Ok(parts.data.map(|d| {

@@ -3,29 +3,14 @@ use crate::wire::put_varint;
 use bytes::BytesMut;
 use heron_proto::api::StreamId;
 use heron_proto::system::{
-    AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, RootId,
+    AckTuple, HeronControlTupleSet, HeronDataTupleSet2, HeronTupleSet2, RootId,
 };
 use heron_proto::Message;
 
 fn tuple(key: i64, roots: &[(i32, i64)], values: &[crate::Value]) -> Bytes {
-    HeronDataTuple {
-        key,
-        roots: roots
-            .iter()
-            .map(|&(taskid, key)| RootId { taskid, key })
-            .collect(),
-        values: values
-            .iter()
-            .map(|v| {
-                let mut b = Vec::new();
-                v.encode(&mut b);
-                b.into()
-            })
-            .collect(),
-        dest_task_ids: vec![],
-    }
-    .encode_to_vec()
-    .into()
+    crate::wire::prost_data_tuple(key, roots, values, &[])
+        .encode_to_vec()
+        .into()
 }
 
 fn data(id: &str, component: &str, tuples: Vec<Bytes>) -> HeronDataTupleSet2 {
