@@ -22,6 +22,8 @@ use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 
 /// Nanoseconds on CLOCK_MONOTONIC: comparable between processes of one host (unlike
 /// `std::time::Instant`, whose values cannot leave the process).
@@ -71,18 +73,66 @@ impl LatencyKind {
 }
 
 /// A task's counts and latency histogram, written to its bench file.
+///
+/// The file is formatted and written on a thread of its own: a whole histogram as text takes
+/// about a millisecond, and on the task's executor thread that stalled the task once a second
+/// (the final bolt's stall showed in the measured tail latency).
 pub struct Recorder {
-    path: PathBuf,
-    tmp: PathBuf,
-    component: String,
-    kind: LatencyKind,
     pub received: u64,
     pub emitted: u64,
     pub acked: u64,
     pub failed: u64,
     hist: Histogram<u64>,
     next_write_ns: u64,
+    writer: Option<(mpsc::SyncSender<Report>, thread::JoinHandle<()>)>,
+}
+
+/// A task's counts and histogram as of `at_ns`, for the writer thread.
+struct Report {
+    at_ns: u64,
+    received: u64,
+    emitted: u64,
+    acked: u64,
+    failed: u64,
+    hist: Histogram<u64>,
+}
+
+/// Formats reports into one task's bench file.
+struct BenchFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    component: String,
+    kind: LatencyKind,
     text: String,
+}
+
+impl BenchFile {
+    /// Writes the file (atomically: a temp file renamed over it).
+    fn write(&mut self, r: &Report) {
+        use std::fmt::Write as _;
+        let t = &mut self.text;
+        t.clear();
+        let _ = write!(
+            t,
+            "component {}\nat-ns {}\nreceived {}\nemitted {}\nacked {}\nfailed {}\nlatency {}\n",
+            self.component,
+            r.at_ns,
+            r.received,
+            r.emitted,
+            r.acked,
+            r.failed,
+            self.kind.name()
+        );
+        for v in r.hist.iter_recorded() {
+            let _ = writeln!(t, "hist {} {}", v.value_iterated_to(), v.count_at_value());
+        }
+        let result = std::fs::File::create(&self.tmp)
+            .and_then(|mut f| f.write_all(t.as_bytes()))
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path));
+        if let Err(e) = result {
+            eprintln!("bench: cannot write {}: {e}", self.path.display());
+        }
+    }
 }
 
 impl Recorder {
@@ -92,18 +142,32 @@ impl Recorder {
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("bench: cannot create {}: {e}", dir.display());
         }
-        Recorder {
+        let mut file = BenchFile {
             path: dir.join(task.to_string()),
             tmp: dir.join(format!(".{task}.tmp")),
             component: component.to_string(),
             kind,
+            text: String::new(),
+        };
+        let (tx, rx) = mpsc::sync_channel::<Report>(2);
+        let writer = thread::Builder::new()
+            .name("bench-file".into())
+            .spawn(move || {
+                for report in rx {
+                    file.write(&report);
+                }
+            })
+            .map_err(|e| eprintln!("bench: cannot start the bench file writer: {e}"))
+            .ok()
+            .map(|handle| (tx, handle));
+        Recorder {
             received: 0,
             emitted: 0,
             acked: 0,
             failed: 0,
             hist: new_histogram(),
             next_write_ns: 0,
-            text: String::new(),
+            writer,
         }
     }
 
@@ -120,30 +184,29 @@ impl Recorder {
         }
     }
 
-    /// Writes the file now (atomically: a temp file renamed over it).
+    /// Hands the counts and a copy of the histogram as of `now_ns` to the writer thread.
     pub fn write(&mut self, now_ns: u64) {
-        use std::fmt::Write as _;
         self.next_write_ns = now_ns + WRITE_EVERY_NS;
-        let t = &mut self.text;
-        t.clear();
-        let _ = write!(
-            t,
-            "component {}\nat-ns {now_ns}\nreceived {}\nemitted {}\nacked {}\nfailed {}\nlatency {}\n",
-            self.component,
-            self.received,
-            self.emitted,
-            self.acked,
-            self.failed,
-            self.kind.name()
-        );
-        for v in self.hist.iter_recorded() {
-            let _ = writeln!(t, "hist {} {}", v.value_iterated_to(), v.count_at_value());
+        let report = Report {
+            at_ns: now_ns,
+            received: self.received,
+            emitted: self.emitted,
+            acked: self.acked,
+            failed: self.failed,
+            hist: self.hist.clone(),
+        };
+        if let Some((tx, _)) = &self.writer {
+            let _ = tx.send(report);
         }
-        let result = std::fs::File::create(&self.tmp)
-            .and_then(|mut f| f.write_all(t.as_bytes()))
-            .and_then(|_| std::fs::rename(&self.tmp, &self.path));
-        if let Err(e) = result {
-            eprintln!("bench: cannot write {}: {e}", self.path.display());
+    }
+}
+
+impl Drop for Recorder {
+    /// Waits for the writer thread to write what it was given.
+    fn drop(&mut self) {
+        if let Some((tx, handle)) = self.writer.take() {
+            drop(tx);
+            let _ = handle.join();
         }
     }
 }
