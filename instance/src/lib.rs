@@ -27,6 +27,7 @@ mod gateway;
 mod inbound;
 mod metrics;
 mod queue;
+mod refill;
 mod spout_loop;
 mod stream_metrics;
 

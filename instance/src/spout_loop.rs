@@ -1,6 +1,8 @@
 //! The spout loop (reference/heron.md §4): deliver acks and fails, call `next_tuple` while
 //! the topology runs, the out-queue has room and fewer than `topology.max.spout.pending`
-//! tuples are in flight (with acking), flush, expire timed-out tuples.
+//! tuples are in flight (with acking; after reaching the limit, once a quarter of the window
+//! is free again or a slot has been free for a millisecond, see `refill.rs`), flush, expire
+//! timed-out tuples.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,7 @@ use heron_proto::system::HeronControlTupleSet;
 use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::InMsg;
 use crate::queue::RecvTimeoutError;
+use crate::refill::Refill;
 use crate::InstanceError;
 
 /// Stop calling `next_tuple` after this long and flush.
@@ -26,6 +29,7 @@ struct SpoutTask<'s, 'a> {
     emitter: Emitter,
     running: bool,
     acks: Vec<MessageId>,
+    refill: Refill,
 }
 
 pub(crate) fn run(
@@ -50,6 +54,7 @@ pub(crate) fn run(
         emitter,
         running,
         acks: Vec::new(),
+        refill: Refill::new(max_pending),
     };
     task.spout.open(ctx);
     if !running {
@@ -101,6 +106,7 @@ impl SpoutTask<'_, '_> {
                 let wait = if self.running { IDLE_WAIT } else { PAUSED_WAIT };
                 let until = earliest([
                     Some(now + wait),
+                    self.refill.deadline(),
                     next_expiry,
                     Some(self.shared.metrics.next_due()),
                 ])
@@ -125,6 +131,9 @@ impl SpoutTask<'_, '_> {
             return Ok(false);
         }
         let start = Instant::now();
+        if !self.refill.may_emit(self.emitter.in_flight(), start) {
+            return Ok(false);
+        }
         let mut calls = 0u32;
         let mut emitted_any = false;
         while self.emitter.in_flight() < max_pending {
