@@ -287,6 +287,7 @@ mod tests {
         r.record_since(1_000, 11_000);
         r.record_since(0, 5_000_000);
         r.write(42);
+        drop(r); // waits for the writer thread
         let all = Snapshot::read_all(&dir, "t-1");
         let s = &all[&4];
         assert_eq!(s.component, "count");
