@@ -91,7 +91,13 @@ pub(crate) fn put_data_tuple(
 /// Appends a whole Heron packet carrying a `HeronTupleSet` whose data set has the encoded
 /// `stream` field and the encoded `tuples`.
 pub(crate) fn put_data_set_frame(out: &mut BytesMut, stream: &[u8], tuples: &[u8], src_task: i32) {
-    let data_len = stream.len() + tuples.len();
+    put_tuple_set_frame(out, 1, [stream, tuples], src_task);
+}
+
+/// Appends a whole Heron packet carrying a `HeronTupleSet` from `src_task` with one message
+/// field: `data` (1) or `control` (2), encoded as the concatenation of `parts`.
+pub(crate) fn put_tuple_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 2], src_task: i32) {
+    let data_len = parts[0].len() + parts[1].len();
     let src = int32_varint(src_task);
     let payload = 1 + varint_len(data_len as u64) + data_len + 1 + varint_len(src);
     let name = HeronTupleSet::full_name();
@@ -102,10 +108,10 @@ pub(crate) fn put_data_set_frame(out: &mut BytesMut, stream: &[u8], tuples: &[u8
     out.put_slice(name.as_bytes());
     out.put_bytes(0, 32);
     out.put_i32(payload as i32);
-    out.put_u8(key(1, WIRE_LEN));
+    out.put_u8(key(field, WIRE_LEN));
     put_varint(out, data_len as u64);
-    out.put_slice(stream);
-    out.put_slice(tuples);
+    out.put_slice(parts[0]);
+    out.put_slice(parts[1]);
     out.put_u8(key(3, WIRE_VARINT));
     put_varint(out, src);
 }

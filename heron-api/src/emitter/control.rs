@@ -4,10 +4,7 @@
 //! an ack costs a few bytes written and no allocation.
 
 use bytes::{BufMut, BytesMut};
-use heron_proto::codec::{encode_raw, ReqId};
-use heron_proto::system::HeronTupleSet;
 use heron_proto::wire::{int32, put_varint, varint_len};
-use heron_proto::Name;
 
 /// Which list of the control set an entry goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,8 +20,6 @@ pub(super) struct ControlSet {
     body: BytesMut,
     /// Entries in `body`.
     len: usize,
-    /// Where the `HeronTupleSet` payload is built when the set closes.
-    payload: BytesMut,
 }
 
 fn root_len(taskid: i32) -> usize {
@@ -67,14 +62,8 @@ impl ControlSet {
         if self.len == 0 {
             return;
         }
-        let p = &mut self.payload;
-        p.clear();
-        p.put_u8(0x12); // HeronTupleSet.control
-        put_varint(p, self.body.len() as u64);
-        p.put_slice(&self.body);
-        p.put_u8(0x18); // HeronTupleSet.src_task_id
-        put_varint(p, int32(src_task));
-        encode_raw(frames, &HeronTupleSet::full_name(), &ReqId::ZERO, p);
+        // HeronTupleSet.control
+        crate::wire::put_tuple_set_frame(frames, 2, [&self.body, &[]], src_task);
         self.body.clear();
         self.len = 0;
     }
@@ -84,7 +73,7 @@ impl ControlSet {
 mod tests {
     use super::*;
     use heron_proto::codec::HeronCodec;
-    use heron_proto::system::{AckTuple, HeronControlTupleSet, RootId};
+    use heron_proto::system::{AckTuple, HeronControlTupleSet, HeronTupleSet, RootId};
     use heron_proto::Message;
 
     #[test]
