@@ -7,7 +7,9 @@ mod support;
 use heron_proto::system::PhysicalPlan;
 use heron_statemgr::{LocalFsStateManager, StateManagerExt};
 use std::time::{Duration, Instant};
-use support::{assert_ok, counter, example, role_pids, wait_for, wait_growth, TestEnv};
+use support::{
+    assert_ok, counter, example, role_pids, submit_with_out_dir, wait_for, wait_growth, TestEnv,
+};
 
 const NAME: &str = "WordCount";
 const WAIT: Duration = Duration::from_secs(60);
@@ -250,14 +252,12 @@ fn update_during_at_least_once_traffic_loses_nothing() {
     const LEDGER: &str = "Ledger";
     const IDS: u64 = 8_000;
     let mut env = TestEnv::new();
-    let out = env.home().join("ledger");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
+    let out = submit_with_out_dir(
+        &mut env,
         LEDGER,
         &example("ledger"),
+        "ledger",
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--ids",
             &IDS.to_string(),
             "--rate",
@@ -268,7 +268,6 @@ fn update_during_at_least_once_traffic_loses_nothing() {
             "5",
         ],
     );
-    assert_ok(&submitted, "heron submit ledger");
     wait_for(WAIT, "1000 ids acked", || {
         (acked_ids(&out).len() >= 1000).then_some(())
     });

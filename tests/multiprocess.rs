@@ -9,7 +9,10 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
-use support::{counter, example, heron_python, processes_mentioning, role_pids, wait_for, TestEnv};
+use support::{
+    counter, example, heron_python, processes_mentioning, role_pids, submit_with_out_dir, wait_for,
+    TestEnv,
+};
 
 const WORDS_PER_SPOUT: u64 = 20_000;
 const MARKS_PER_SPOUT: u64 = 10;
@@ -83,16 +86,14 @@ fn assert_no_process_left(env: &TestEnv, what: &str) {
 #[test]
 fn every_grouping_routes_correctly_across_two_containers() {
     let mut env = TestEnv::new();
-    let out_dir = env.home().join("results");
-    std::fs::create_dir_all(&out_dir).unwrap();
     let words = WORDS_PER_SPOUT.to_string();
     let marks = MARKS_PER_SPOUT.to_string();
-    let submitted = env.submit(
+    let out_dir = submit_with_out_dir(
+        &mut env,
         "RoutingCheck",
         &example("routing_check"),
+        "results",
         &[
-            "--out-dir",
-            out_dir.to_str().unwrap(),
             "--containers",
             "2",
             "--words-per-spout",
@@ -101,7 +102,6 @@ fn every_grouping_routes_correctly_across_two_containers() {
             &marks,
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
 
     let emitted_words = SPOUTS * WORDS_PER_SPOUT;
     let emitted_marks = SPOUTS * MARKS_PER_SPOUT;

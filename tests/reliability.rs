@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use support::{component_pids, fresh_example, role_pids, wait_for, TestEnv};
+use support::{component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv};
 
 const NAME: &str = "Ledger";
 const IDS: u64 = 20_000;
@@ -32,15 +32,13 @@ struct Run {
 
 fn start() -> Run {
     let mut env = TestEnv::new();
-    let out = env.home().join("ledger");
-    std::fs::create_dir_all(&out).unwrap();
     let started = Instant::now();
-    let submitted = env.submit(
+    let out = submit_with_out_dir(
+        &mut env,
         NAME,
         &fresh_example("ledger"),
+        "ledger",
         &[
-            "--out-dir",
-            out.to_str().unwrap(),
             "--ids",
             &IDS.to_string(),
             "--rate",
@@ -53,7 +51,6 @@ fn start() -> Run {
             "500",
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
     Run { env, out, started }
 }
 

@@ -424,14 +424,12 @@ fn tracker_serves_local_and_zookeeper_clusters() {
 #[test]
 fn per_stream_counts_and_every_grouping_in_the_plan() {
     let mut env = TestEnv::new();
-    let out_dir = env.home().join("routing-out");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let submitted = env.submit(
+    support::submit_with_out_dir(
+        &mut env,
         "RoutingCheck",
         &example("routing_check"),
+        "routing-out",
         &[
-            "--out-dir",
-            out_dir.to_str().unwrap(),
             "--containers",
             "2",
             "--words-per-spout",
@@ -440,7 +438,6 @@ fn per_stream_counts_and_every_grouping_in_the_plan() {
             "10",
         ],
     );
-    assert!(submitted.status.success(), "submit failed");
     let addr = start_tracker(&env);
     let q = "cluster=local&environ=default&topology=RoutingCheck";
     let logical = ok(addr, &format!("/topologies/logicalplan?{q}"));
@@ -501,21 +498,13 @@ fn per_instance(addr: SocketAddr, q: &str, component: &str, metric: &str) -> Vec
 #[test]
 fn latencies_acks_per_stream_and_stmgr_bytes_of_an_at_least_once_topology() {
     let mut env = TestEnv::new();
-    let out_dir = env.home().join("ledger-out");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let submitted = env.submit(
+    support::submit_with_out_dir(
+        &mut env,
         "Ledger",
         &fresh_example("ledger"),
-        &[
-            "--out-dir",
-            out_dir.to_str().unwrap(),
-            "--ids",
-            "10000000",
-            "--rate",
-            "1000",
-        ],
+        "ledger-out",
+        &["--ids", "10000000", "--rate", "1000"],
     );
-    assert!(submitted.status.success(), "submit failed");
     let addr = start_tracker(&env);
     let q = "cluster=local&environ=default&topology=Ledger";
     let positive = |component: &str, metric: &str| {

@@ -394,14 +394,26 @@ pub fn local_tracker(env: &TestEnv) -> heron_tracker::BackgroundTracker {
         .expect("start the tracker")
 }
 
-/// Submits the `slow_bolt` test topology as `name`, writing its counts under
-/// `<HOME>/counts` (returned), with `args` after `--out-dir`; the submit must succeed.
-pub fn submit_slow_bolt(env: &mut TestEnv, name: &str, args: &[&str]) -> PathBuf {
-    let out = env.home().join("counts");
+/// Submits the test topology `binary` as `name` with `--out-dir <HOME>/<dir>` (created and
+/// returned) followed by `args`; the submit must succeed.
+pub fn submit_with_out_dir(
+    env: &mut TestEnv,
+    name: &str,
+    binary: &Path,
+    dir: &str,
+    args: &[&str],
+) -> PathBuf {
+    let out = env.home().join(dir);
     std::fs::create_dir_all(&out).unwrap();
     let mut all = vec!["--out-dir", out.to_str().unwrap()];
     all.extend_from_slice(args);
-    let submitted = env.submit(name, &fresh_example("slow_bolt"), &all);
-    assert!(submitted.status.success(), "submit failed");
+    let submitted = env.submit(name, binary, &all);
+    assert_ok(&submitted, &format!("heron submit {name}"));
     out
+}
+
+/// Submits the `slow_bolt` test topology as `name`, writing its counts under
+/// `<HOME>/counts` (returned), with `args` after `--out-dir`; the submit must succeed.
+pub fn submit_slow_bolt(env: &mut TestEnv, name: &str, args: &[&str]) -> PathBuf {
+    submit_with_out_dir(env, name, &fresh_example("slow_bolt"), "counts", args)
 }
