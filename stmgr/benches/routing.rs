@@ -24,11 +24,10 @@ use heron_proto::api::{
 };
 use heron_proto::stmgr::RegisterInstanceRequest;
 use heron_proto::system::{
-    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, InstanceInfo, PhysicalPlan, RootId,
-    StMgr,
+    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, PhysicalPlan, RootId, StMgr,
 };
 use heron_proto::{Message, Name, Packet, ReqId};
-use heron_stmgr::bench_api::{wire, Core, Router};
+use heron_stmgr::bench_api::{instance, wire, Core, Router};
 
 const N: usize = 1000;
 const TOPOLOGY: &str = "bench";
@@ -45,20 +44,6 @@ fn component(name: &str) -> Component {
     Component {
         name: name.into(),
         ..Default::default()
-    }
-}
-
-fn instance(stmgr: &str, component: &str, task: i32) -> Instance {
-    let container = stmgr.trim_start_matches("stmgr-");
-    Instance {
-        instance_id: format!("container_{container}_{component}_{task}"),
-        stmgr_id: stmgr.into(),
-        info: InstanceInfo {
-            task_id: task,
-            component_index: 0,
-            component_name: component.into(),
-            ..Default::default()
-        },
     }
 }
 

@@ -1,12 +1,29 @@
 //! Thin public handles on the data-path internals, for the criterion benches in `benches/`
 //! (`routing`, `xor`). Not an API: hidden from the docs, not for use outside this crate's
-//! benches. Every item forwards to the crate-private one of the same name; errors become
-//! strings.
+//! benches and tests. Every type forwards to the crate-private one of the same name; errors
+//! become strings. [`instance`] builds plan records for benches and tests alike.
 
 use std::time::{Duration, Instant};
 
-use heron_proto::system::PhysicalPlan;
+use heron_proto::system::{Instance, InstanceInfo, PhysicalPlan};
 use heron_proto::Packet;
+
+/// The plan record of task `task` of `component` in the container of `stmgr`
+/// (`stmgr-<c>`), with Heron's instance id `container_<c>_<component>_<task>`. Shared by the
+/// benches, the unit tests and the integration tests.
+pub fn instance(stmgr: &str, component: &str, task: i32) -> Instance {
+    let container = stmgr.trim_start_matches("stmgr-");
+    Instance {
+        instance_id: format!("container_{container}_{component}_{task}"),
+        stmgr_id: stmgr.into(),
+        info: InstanceInfo {
+            task_id: task,
+            component_index: 0,
+            component_name: component.into(),
+            ..Default::default()
+        },
+    }
+}
 
 /// `crate::routing::Router`.
 pub struct Router(crate::routing::Router);

@@ -4,8 +4,10 @@ use heron_proto::api::{
     self, stream_schema::KeyType, Bolt, Component, InputStream, OutputStream, Spout, StreamId,
     StreamSchema, Topology,
 };
-use heron_proto::system::{HeronDataTuple, Instance, InstanceInfo, PhysicalPlan, StMgr};
+use heron_proto::system::{HeronDataTuple, PhysicalPlan, StMgr};
 use heron_proto::Message;
+
+pub(crate) use crate::bench_api::instance;
 
 pub(crate) const TOPOLOGY: &str = "wc";
 pub(crate) const TOPOLOGY_ID: &str = "wc-1";
@@ -116,20 +118,6 @@ impl Plan {
 
     pub fn build(self) -> PhysicalPlan {
         self.0
-    }
-}
-
-pub(crate) fn instance(stmgr: &str, component: &str, task: i32) -> Instance {
-    let container = stmgr.trim_start_matches("stmgr-");
-    Instance {
-        instance_id: format!("container_{container}_{component}_{task}"),
-        stmgr_id: stmgr.into(),
-        info: InstanceInfo {
-            task_id: task,
-            component_index: 0,
-            component_name: component.into(),
-            ..Default::default()
-        },
     }
 }
 

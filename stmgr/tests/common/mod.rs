@@ -13,8 +13,7 @@ use heron_proto::stmgr::{
     RegisterInstanceResponse,
 };
 use heron_proto::system::{
-    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, InstanceInfo, PhysicalPlan, StMgr,
-    StatusCode,
+    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, PhysicalPlan, StMgr, StatusCode,
 };
 use heron_proto::tmanager::{
     StMgrHeartbeatRequest, StMgrHeartbeatResponse, StMgrRegisterRequest, StMgrRegisterResponse,
@@ -22,6 +21,7 @@ use heron_proto::tmanager::{
 };
 use heron_proto::{status, HeronCodec, Message, Name, Packet, ReqId};
 use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
+pub use heron_stmgr::bench_api::instance;
 use heron_stmgr::StmgrConfig;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -220,20 +220,6 @@ impl Peer {
                 Read1::Nothing => panic!("the connection was not closed"),
             }
         }
-    }
-}
-
-pub fn instance(stmgr: &str, component: &str, task: i32) -> Instance {
-    let container = stmgr.trim_start_matches("stmgr-");
-    Instance {
-        instance_id: format!("container_{container}_{component}_{task}"),
-        stmgr_id: stmgr.into(),
-        info: InstanceInfo {
-            task_id: task,
-            component_index: 0,
-            component_name: component.into(),
-            ..Default::default()
-        },
     }
 }
 
