@@ -1,6 +1,7 @@
-//! Per-role resource use of a running topology, from /proc: peak RSS (`VmHWM`) and CPU time
-//! (`utime + stime`) of every process of its executors' sessions (each executor is a session
-//! leader, and everything it starts stays in its session).
+//! Per-role resource use of a running topology, from /proc: peak RSS (`VmHWM`), CPU time
+//! (`utime + stime`) and context switches (summed over threads) of every process of its
+//! executors' sessions (each executor is a session leader, and everything it starts stays in
+//! its session).
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -13,6 +14,16 @@ pub struct ProcStat {
     pub role: String,
     pub peak_rss_kb: u64,
     pub cpu_s: f64,
+    /// Context switches of all its threads so far: the thread gave up the CPU (it slept or
+    /// waited), and the thread was preempted.
+    pub switches: Switches,
+}
+
+/// Context switches, voluntary and involuntary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Switches {
+    pub voluntary: u64,
+    pub involuntary: u64,
 }
 
 /// The processes in any of these sessions that run a `heron-role`.
@@ -52,6 +63,7 @@ pub fn topology_processes(sessions: &[i32]) -> Vec<ProcStat> {
             role,
             peak_rss_kb: vm_hwm_kb(&status).unwrap_or(0),
             cpu_s,
+            switches: thread_switches(&e.path()),
         });
     }
     out.sort_by_key(|p| p.pid);
@@ -98,9 +110,41 @@ fn vm_hwm_kb(status: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// `{"<role>": {"processes": n, "peak_rss_mb": max, "cpu_s": sum, "cpu_s_steady": sum},
-/// ...}`: `cpu_s` is the whole run's, `cpu_s_steady` only what was spent after `base` was
-/// sampled (the end of the warm-up).
+/// The context switches of every thread of the process at `proc_dir` (`/proc/<pid>`).
+fn thread_switches(proc_dir: &std::path::Path) -> Switches {
+    let mut total = Switches::default();
+    for t in std::fs::read_dir(proc_dir.join("task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let s = switches(&status);
+        total.voluntary += s.voluntary;
+        total.involuntary += s.involuntary;
+    }
+    total
+}
+
+/// The `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of a status file.
+fn switches(status: &str) -> Switches {
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Switches {
+        voluntary: field("voluntary_ctxt_switches:"),
+        involuntary: field("nonvoluntary_ctxt_switches:"),
+    }
+}
+
+/// `{"<role>": {"processes": n, "peak_rss_mb": max, "cpu_s": sum, "cpu_s_steady": sum,
+/// "switches_steady": {"voluntary": n, "involuntary": n}}, ...}`: `cpu_s` is the whole run's,
+/// `cpu_s_steady` and `switches_steady` only what happened after `base` was sampled (the end
+/// of the warm-up).
 pub fn roles_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
     #[derive(Default)]
     struct Role {
@@ -108,18 +152,19 @@ pub fn roles_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
         kb: u64,
         cpu: f64,
         steady: f64,
+        switches: Switches,
     }
     let mut roles: BTreeMap<&str, Role> = BTreeMap::new();
     for p in procs {
-        let before = base
-            .iter()
-            .find(|b| b.pid == p.pid)
-            .map_or(0.0, |b| b.cpu_s);
+        let before = base.iter().find(|b| b.pid == p.pid);
         let r = roles.entry(p.role.as_str()).or_default();
         r.n += 1;
         r.kb = r.kb.max(p.peak_rss_kb);
         r.cpu += p.cpu_s;
-        r.steady += (p.cpu_s - before).max(0.0);
+        r.steady += (p.cpu_s - before.map_or(0.0, |b| b.cpu_s)).max(0.0);
+        let sw = before.map_or(Switches::default(), |b| b.switches);
+        r.switches.voluntary += p.switches.voluntary.saturating_sub(sw.voluntary);
+        r.switches.involuntary += p.switches.involuntary.saturating_sub(sw.involuntary);
     }
     let mut out = serde_json::Map::new();
     for (role, r) in roles {
@@ -130,6 +175,10 @@ pub fn roles_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
                 "peak_rss_mb": round(r.kb as f64 / 1024.0, 1),
                 "cpu_s": round(r.cpu, 2),
                 "cpu_s_steady": round(r.steady, 2),
+                "switches_steady": {
+                    "voluntary": r.switches.voluntary,
+                    "involuntary": r.switches.involuntary,
+                },
             }),
         );
     }
@@ -160,5 +209,44 @@ mod tests {
         // this process is in its own session; it has a VmHWM
         let me = std::fs::read_to_string("/proc/self/status").unwrap();
         assert!(vm_hwm_kb(&me).unwrap() > 0);
+        assert_eq!(
+            switches("voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n"),
+            Switches {
+                voluntary: 12,
+                involuntary: 3
+            }
+        );
+    }
+
+    #[test]
+    fn sums_switches_over_threads_and_subtracts_the_base() {
+        // a thread that sleeps makes voluntary switches
+        let me = std::path::Path::new("/proc/self");
+        let before = thread_switches(me);
+        std::thread::spawn(|| {
+            for _ in 0..5 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+        .join()
+        .unwrap();
+        // the sleeper has exited; the main thread waited for it at least once
+        let after = thread_switches(me);
+        assert!(after.voluntary > before.voluntary, "{before:?} {after:?}");
+
+        let at = |cpu_s, voluntary| ProcStat {
+            pid: 7,
+            role: "stmgr".into(),
+            peak_rss_kb: 1024,
+            cpu_s,
+            switches: Switches {
+                voluntary,
+                involuntary: 1,
+            },
+        };
+        let roles = roles_json(&[at(3.0, 110)], &[at(1.0, 10)]);
+        assert_eq!(roles["stmgr"]["cpu_s_steady"], 2.0);
+        assert_eq!(roles["stmgr"]["switches_steady"]["voluntary"], 100);
+        assert_eq!(roles["stmgr"]["switches_steady"]["involuntary"], 0);
     }
 }

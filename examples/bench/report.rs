@@ -118,9 +118,19 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
     println!("  {}", latency_line("end-to-end latency", &m.end_to_end));
     if let Some(roles) = v["roles"].as_object() {
         for (role, r) in roles {
+            let per_s = |kind: &str| {
+                let n = r["switches_steady"][kind].as_u64().unwrap_or(0);
+                (n as f64 / m.measured_s.max(1e-9)).round()
+            };
             println!(
-                "  {role:<9} {} processes, peak RSS {} MB (max), CPU {} s (sum; {} s after the warm-up)",
-                r["processes"], r["peak_rss_mb"], r["cpu_s"], r["cpu_s_steady"]
+                "  {role:<9} {} processes, peak RSS {} MB (max), CPU {} s (sum; {} s after the warm-up), \
+                 context switches after the warm-up {}/s voluntary, {}/s preempted",
+                r["processes"],
+                r["peak_rss_mb"],
+                r["cpu_s"],
+                r["cpu_s_steady"],
+                per_s("voluntary"),
+                per_s("involuntary")
             );
         }
     }
