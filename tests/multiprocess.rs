@@ -10,8 +10,8 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 use support::{
-    counter, example, heron_python, processes_mentioning, role_pids, submit_with_out_dir, wait_for,
-    TestEnv,
+    counter, example, heron_python, processes_mentioning, role_pids, submit_with_out_dir,
+    thread_policies, wait_for, TestEnv,
 };
 
 const WORDS_PER_SPOUT: u64 = 20_000;
@@ -138,6 +138,26 @@ fn every_grouping_routes_correctly_across_two_containers() {
     }
     // Let stragglers (duplicates, if any) arrive before checking exact counts.
     std::thread::sleep(Duration::from_millis(500));
+
+    // Stream managers and instances run every thread under SCHED_BATCH (runtime/src/sched.rs);
+    // the tmaster keeps the default policy.
+    const SCHED_OTHER: i64 = 0;
+    const SCHED_BATCH: i64 = 3;
+    for (role, want) in [
+        ("stmgr", SCHED_BATCH),
+        ("instance", SCHED_BATCH),
+        ("tmaster", SCHED_OTHER),
+    ] {
+        let pids = role_pids(&env, role);
+        assert!(!pids.is_empty(), "no {role} process");
+        for pid in pids {
+            let policies = thread_policies(pid);
+            assert!(
+                !policies.is_empty() && policies.iter().all(|&p| p == want),
+                "{role} {pid}: thread policies {policies:?}, want all {want}"
+            );
+        }
+    }
 
     // Fields grouping: the counts add up to what was emitted, word by word, and every word
     // was counted by exactly one task.

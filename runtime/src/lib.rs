@@ -16,6 +16,7 @@ pub mod cluster;
 mod local;
 mod logging;
 mod role;
+mod sched;
 mod signals;
 mod startup;
 

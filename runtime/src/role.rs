@@ -51,7 +51,12 @@ where
     };
     let role = parsed.role;
     crate::allocator::tune();
+    // before logging, which may start a thread: every thread inherits the policy
+    let sched = role.is_data_path().then(crate::sched::use_batch_policy);
     logging::init(&role.process_name());
+    if let Some(outcome) = &sched {
+        crate::sched::log(outcome);
+    }
     let topology = match build(role.user_args()) {
         Ok(t) => t,
         Err(e) => {
@@ -206,6 +211,11 @@ enum Role {
 
 impl Role {
     /// The name in log lines: `define`, `executor-N`, `tmaster`, `stmgr-N`, the instance id.
+    /// Stream managers and instances: the processes tuples pass through.
+    fn is_data_path(&self) -> bool {
+        matches!(self, Role::Stmgr { .. } | Role::Instance { .. })
+    }
+
     fn process_name(&self) -> String {
         match self {
             Role::Define { .. } => "define".to_string(),

@@ -256,6 +256,27 @@ pub fn role_pids(env: &TestEnv, role: &str) -> Vec<i32> {
     pids
 }
 
+/// The scheduling policy (`SCHED_OTHER` 0, `SCHED_BATCH` 3, ...) of every thread of `pid`.
+pub fn thread_policies(pid: i32) -> Vec<i64> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // fields after "tid (comm) " start at field 3 (state); policy is field 41
+        let policy = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(41 - 3))
+            .and_then(|p| p.parse().ok());
+        if let Some(p) = policy {
+            out.push(p);
+        }
+    }
+    out
+}
+
 // ---- clusters other than `local` (tests/zookeeper.rs, tests/control.rs) ----
 
 impl TestEnv {
