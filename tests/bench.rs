@@ -118,7 +118,14 @@ fn word_count_with_timely_peer_reports_a_ratio() {
     );
     assert!(v["words_per_sec"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["timely_words_per_sec"].as_f64().unwrap() > 0.0, "{v}");
-    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+    // both are capped at 20 000 sentences/s: about the same number of words each
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!((0.5..2.0).contains(&ratio), "{v}");
+    // with a cap, timely's end-to-end latency is measured too
+    assert!(v["timely_latency_samples"].as_u64().unwrap() > 0, "{v}");
+    let p50 = v["timely_latency_p50_us"].as_f64().unwrap();
+    let p99 = v["timely_latency_p99_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p99 >= p50, "{v}");
 }
 
 #[test]

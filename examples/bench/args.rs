@@ -96,7 +96,8 @@ usage: bench --topology const-null|const-id-null|word-count [options]
   --max-spout-pending N          topology.max.spout.pending (default: Heron's, 100)
   --vocabulary N                 word-count vocabulary size (default 32, word_count's words)
   --json                         print one JSON object instead of a summary
-  --peer timely                  then run timely's word count and compare (word-count only)";
+  --peer timely                  then run timely's word count and compare (word-count only;
+                                 with --rate, timely gets the same cap and its latency is shown)";
 
 impl Options {
     /// Parses the arguments (without the program name). `Err` is the message to print; the

@@ -21,7 +21,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn from_buckets(buckets: &BTreeMap<u64, u64>) -> Latency {
+    pub fn from_buckets(buckets: &BTreeMap<u64, u64>) -> Latency {
         let mut h = new_histogram();
         for (&v, &n) in buckets {
             if n > 0 {

@@ -10,7 +10,8 @@
 //! identity bolt → null bolt) and `word-count` (sentence spout → split, shuffle → count,
 //! fields on word; the workload of `examples/word_count.rs`). `--peer timely` then runs the
 //! same word count on timely dataflow (two processes over loopback; this binary is its
-//! worker) and reports both. See `args.rs` for every option.
+//! worker) and reports both; with `--rate` timely gets the same cap and its end-to-end
+//! latency is reported next to ours. See `args.rs` for every option.
 //!
 //! Modules: `args` (command line), `topology` (spouts, bolts), `rate` (token bucket),
 //! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
@@ -69,7 +70,13 @@ fn main() {
                     std::process::exit(1);
                 }
             };
-            match timely_peer::run(&exe, opts.duration, opts.warmup, opts.vocabulary) {
+            match timely_peer::run(
+                &exe,
+                opts.duration,
+                opts.warmup,
+                opts.vocabulary,
+                opts.rate.map(|r| r as f64),
+            ) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!("bench: {e}");

@@ -63,6 +63,12 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
             0.0
         };
         o.insert("ratio".into(), json!(round(ratio, 4)));
+        if let Some(l) = &p.latency {
+            o.insert("timely_latency_p50_us".into(), json!(round(l.p50_us, 1)));
+            o.insert("timely_latency_p99_us".into(), json!(round(l.p99_us, 1)));
+            o.insert("timely_latency_p999_us".into(), json!(round(l.p999_us, 1)));
+            o.insert("timely_latency_samples".into(), json!(l.samples));
+        }
     }
     v
 }
@@ -140,6 +146,9 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
             rate(p.words_per_sec),
             v["ratio"]
         );
+        if let Some(l) = &p.latency {
+            println!("  timely {}", latency_line("end-to-end latency", l));
+        }
     }
     if m.processes_left > 0 {
         println!(
