@@ -210,12 +210,12 @@ enum Role {
 }
 
 impl Role {
-    /// The name in log lines: `define`, `executor-N`, `tmaster`, `stmgr-N`, the instance id.
     /// Stream managers and instances: the processes tuples pass through.
     fn is_data_path(&self) -> bool {
         matches!(self, Role::Stmgr { .. } | Role::Instance { .. })
     }
 
+    /// The name in log lines: `define`, `executor-N`, `tmaster`, `stmgr-N`, the instance id.
     fn process_name(&self) -> String {
         match self {
             Role::Define { .. } => "define".to_string(),
