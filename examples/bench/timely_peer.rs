@@ -215,14 +215,12 @@ fn count_words(
         if elapsed >= duration {
             break;
         }
-        let mut sent = 0;
-        while sent < SENTENCES_PER_EPOCH {
+        for _ in 0..SENTENCES_PER_EPOCH {
             let ts = now_ns();
             if bucket.as_mut().is_some_and(|b| !b.take(ts)) {
                 break;
             }
             input.send((sentences.next_sentence(), ts));
-            sent += 1;
         }
         if bucket.is_some() {
             // epochs are milliseconds of the shared monotonic clock, so both workers close
@@ -232,17 +230,15 @@ fn count_words(
                 epoch = now_epoch;
                 input.advance_to(epoch);
             }
-        } else if sent > 0 {
-            epoch += 1;
-            input.advance_to(epoch);
-        }
-        if bucket.is_some() {
             // run what was sent; with nothing to do, sleep until the peer's words come or
             // for at most the idle wait (then the bucket has tokens again). The rate bounds
             // what is in flight.
             worker.step_or_park(Some(IDLE_WAIT));
             continue;
         }
+        // flat out: a full epoch was sent
+        epoch += 1;
+        input.advance_to(epoch);
         let behind = epoch.saturating_sub(EPOCHS_IN_FLIGHT);
         while probe.less_than(&behind) {
             worker.step();
