@@ -199,10 +199,18 @@ fn count_words(
     });
 
     let mut sentences = Sentences::with_vocabulary(0x5EED ^ worker.index() as u64, vocabulary);
+    // A barrier: the probe passes epoch 0 only once every worker has built the dataflow and
+    // closed it. Without it the workers' clocks start up to a second apart (the time a worker
+    // takes to connect to the other), their measured windows overlap only in part, and near
+    // either end one worker counts only its own words.
+    let mut epoch = 1u64;
+    input.advance_to(epoch);
+    while probe.less_than(&epoch) {
+        worker.step();
+    }
     let mut bucket = rate.map(|r| TokenBucket::new(r, now_ns()));
     let start = Instant::now();
     let mut mark: Option<(Instant, u64)> = None;
-    let mut epoch = 0u64;
     loop {
         let now = Instant::now();
         let elapsed = now.duration_since(start);
