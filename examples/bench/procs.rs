@@ -102,12 +102,17 @@ fn role_of(cmdline: &[u8]) -> Option<String> {
         .map(|w| String::from_utf8_lossy(w[1]).into_owned())
 }
 
-fn vm_hwm_kb(status: &str) -> Option<u64> {
+/// The number after `key` (e.g. `VmHWM:`) in a `/proc/.../status` file.
+fn status_number(status: &str, key: &str) -> Option<u64> {
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
+}
+
+fn vm_hwm_kb(status: &str) -> Option<u64> {
+    status_number(status, "VmHWM:")
 }
 
 /// The context switches of every thread of the process at `proc_dir` (`/proc/<pid>`).
@@ -128,13 +133,7 @@ fn thread_switches(proc_dir: &std::path::Path) -> Switches {
 
 /// The `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of a status file.
 fn switches(status: &str) -> Switches {
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let field = |key| status_number(status, key).unwrap_or(0);
     Switches {
         voluntary: field("voluntary_ctxt_switches:"),
         involuntary: field("nonvoluntary_ctxt_switches:"),

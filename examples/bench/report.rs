@@ -30,11 +30,6 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
             Reliability::AtLeast => "complete",
             Reliability::AtMost => "end-to-end",
         },
-        "latency_p50_us": round(lat.p50_us, 1),
-        "latency_p99_us": round(lat.p99_us, 1),
-        "latency_p999_us": round(lat.p999_us, 1),
-        "latency_max_us": round(lat.max_us, 1),
-        "latency_samples": lat.samples,
         "e2e_latency_p50_us": round(m.end_to_end.p50_us, 1),
         "e2e_latency_p99_us": round(m.end_to_end.p99_us, 1),
         "totals": {
@@ -48,6 +43,7 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         "tasks_missing": m.tasks_missing,
     });
     let o = v.as_object_mut().expect("an object");
+    insert_latency(o, "latency", &lat);
     if opts.topology == Topology::WordCount {
         o.insert("words_per_sec".into(), json!(round(m.tuples_per_sec, 1)));
     }
@@ -64,13 +60,23 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         };
         o.insert("ratio".into(), json!(round(ratio, 4)));
         if let Some(l) = &p.latency {
-            o.insert("timely_latency_p50_us".into(), json!(round(l.p50_us, 1)));
-            o.insert("timely_latency_p99_us".into(), json!(round(l.p99_us, 1)));
-            o.insert("timely_latency_p999_us".into(), json!(round(l.p999_us, 1)));
-            o.insert("timely_latency_samples".into(), json!(l.samples));
+            insert_latency(o, "timely_latency", l);
         }
     }
     v
+}
+
+/// `<prefix>_p50_us`, `_p99_us`, `_p999_us`, `_max_us` and `_samples`.
+fn insert_latency(o: &mut serde_json::Map<String, Value>, prefix: &str, l: &Latency) {
+    for (name, us) in [
+        ("p50", l.p50_us),
+        ("p99", l.p99_us),
+        ("p999", l.p999_us),
+        ("max", l.max_us),
+    ] {
+        o.insert(format!("{prefix}_{name}_us"), json!(round(us, 1)));
+    }
+    o.insert(format!("{prefix}_samples"), json!(l.samples));
 }
 
 fn rate(r: f64) -> String {
