@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use heron_api::wire::{decode_data_tuple, parse_tuple_set2};
+use heron_api::decode_data_tuple;
 use heron_api::{
     values, Emitter, Fields, ReliabilityMode, StreamDecl, Tuple, TupleSource, Value, Values,
 };
 use heron_proto::system::HeronTupleSet2;
+use heron_proto::tuple::parse_tuple_set2;
 use heron_proto::{HeronCodec, Name, Packet};
 
 const SIZES: [usize; 2] = [100, 1000];

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::HeronCodec;
 use heron_proto::system::HeronTupleSet;
+use heron_proto::tuple::{ControlKind, ControlTuples};
 
 use crate::{
     CustomStreamGrouping, HeronTopology, MessageId, ReliabilityMode, StreamDecl, TopologyContext,
@@ -145,7 +146,7 @@ pub struct Emitter {
     /// The encoded tuples of the open data set.
     tuples: BytesMut,
     open_count: usize,
-    control: control::ControlSet,
+    control: ControlTuples,
     dests: Vec<i32>,
     roots: Vec<(i32, i64)>,
     in_flight: InFlight,
@@ -167,7 +168,7 @@ impl Emitter {
         let streams = streams
             .iter()
             .map(|d| OutStream {
-                stream_field: crate::wire::stream_field(&d.id, component),
+                stream_field: heron_proto::tuple::stream_field(&d.id, component),
                 decl: d.clone(),
                 custom: Vec::new(),
                 tally: StreamTally::default(),
@@ -183,7 +184,7 @@ impl Emitter {
             open: None,
             tuples: BytesMut::new(),
             open_count: 0,
-            control: control::ControlSet::default(),
+            control: ControlTuples::default(),
             dests: Vec::new(),
             roots: Vec::new(),
             in_flight: InFlight::default(),
@@ -308,7 +309,7 @@ impl Emitter {
             self.close_data();
             self.open = Some(si);
         }
-        crate::wire::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
+        heron_proto::tuple::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
         self.open_count += 1;
         self.counters.emitted += 1;
         si
@@ -316,7 +317,7 @@ impl Emitter {
 
     fn close_data(&mut self) {
         if let Some(si) = self.open.take() {
-            crate::wire::put_data_set_frame(
+            heron_proto::tuple::put_data_set_frame(
                 &mut self.frames,
                 &self.streams[si].stream_field,
                 &self.tuples,
@@ -328,9 +329,9 @@ impl Emitter {
     }
 
     fn close_control(&mut self) {
-        if self.control.len() > 0 {
+        if !self.control.is_empty() {
             self.close_data();
-            self.control.close_into(&mut self.frames, self.task_id);
+            self.control.take_frame(&mut self.frames, self.task_id);
         }
     }
 
@@ -397,7 +398,7 @@ impl Emitter {
         self.bolt.acked(tuple, true);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
             self.control
-                .push(control::Kind::Ack, tuple.roots(), tuple.key());
+                .push(ControlKind::Ack, tuple.roots(), tuple.key());
             self.after_control();
         }
     }
@@ -408,13 +409,13 @@ impl Emitter {
         self.bolt.acked(tuple, false);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
             self.control
-                .push(control::Kind::Fail, tuple.roots(), tuple.key());
+                .push(ControlKind::Fail, tuple.roots(), tuple.key());
             self.after_control();
         }
     }
 
     fn after_control(&mut self) {
-        if self.control.len() >= CONTROL_SET_MAX_TUPLES {
+        if self.control.count() as usize >= CONTROL_SET_MAX_TUPLES {
             self.close_control();
         }
     }
@@ -431,12 +432,12 @@ impl Emitter {
 
     /// `true` when output is waiting.
     pub fn has_output(&self) -> bool {
-        self.open.is_some() || !self.frames.is_empty() || self.control.len() > 0
+        self.open.is_some() || !self.frames.is_empty() || !self.control.is_empty()
     }
 
     /// Roughly how many bytes of output are waiting.
     pub fn pending_bytes(&self) -> usize {
-        self.frames.len() + self.tuples.len() + self.control.len() * CONTROL_TUPLE_BYTES
+        self.frames.len() + self.tuples.len() + self.control.count() as usize * CONTROL_TUPLE_BYTES
     }
 
     /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
@@ -539,7 +540,6 @@ impl Emitter {
     }
 }
 
-mod control;
 mod stats;
 pub use stats::StreamTally;
 

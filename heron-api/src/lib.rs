@@ -4,8 +4,8 @@
 //! and configure them with [`Config`]'s `topology.*` keys. The runtime side uses
 //! [`HeronTopology`] (proto conversion, component factories), [`TopologyContext`] (built from
 //! a physical plan) and [`Emitter`] (the batch of outgoing tuples a task accumulates; it
-//! writes data tuples straight into Heron packets with the hand-written encoder in the hidden
-//! `wire` module, which also decodes incoming tuples in place).
+//! writes data tuples straight into Heron packets with `heron_proto::tuple`, the one home of
+//! the tuple wire format, which also reads incoming tuples in place).
 //!
 //! This crate depends only on `heron-proto` (Heron's messages) and small utility crates; it
 //! has no async runtime and does no I/O.
@@ -62,8 +62,6 @@ mod spout;
 mod topology;
 mod tuple;
 mod value;
-#[doc(hidden)]
-pub mod wire;
 
 pub use basic_bolt::{BasicBolt, BasicBoltAdapter};
 pub use bolt::Bolt;
@@ -85,6 +83,8 @@ pub use grouping::{
 };
 pub use spout::Spout;
 pub use topology::HeronTopology;
+#[doc(hidden)]
+pub use tuple::decode_data_tuple;
 pub use tuple::{
     Tuple, TupleSource, DEFAULT_STREAM_ID, SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, TICK_STREAM_ID,
 };

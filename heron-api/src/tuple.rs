@@ -2,8 +2,31 @@
 
 use std::sync::Arc;
 
-use crate::wire::WireError;
 use crate::{Fields, Value, Values};
+use heron_proto::tuple::{walk_data_tuple, TupleError};
+
+fn bad_value(e: crate::ValueError) -> TupleError {
+    TupleError::Value(e.to_string())
+}
+
+/// Decodes a serialized `HeronDataTuple`: its values are appended to `values`, its roots to
+/// `roots`; returns its key. Destination task ids are skipped. For the runtime's tests and
+/// benches; the instance decodes with [`Tuple::decode_over`].
+#[doc(hidden)]
+pub fn decode_data_tuple(
+    raw: &[u8],
+    values: &mut Vec<Value>,
+    roots: &mut Vec<(i32, i64)>,
+) -> Result<i64, TupleError> {
+    walk_data_tuple(
+        raw,
+        |task, key| roots.push((task, key)),
+        |v| {
+            values.push(Value::decode(v).map_err(bad_value)?);
+            Ok(())
+        },
+    )
+}
 
 /// The component id of system tuples (tick tuples).
 pub const SYSTEM_COMPONENT_ID: &str = "__system";
@@ -146,18 +169,31 @@ impl Tuple {
     /// The runtime's hook for reusing one tuple object: overwrites this tuple with the
     /// serialized `HeronDataTuple` `raw` sent by `source_task` (the source stays), decoding
     /// its values over the current ones so that their string and bytes buffers are reused
-    /// (see [`crate::wire`]); no allocation when the previous tuple had values of the same
+    /// (see `heron_proto::tuple`); no allocation when the previous tuple had values of the same
     /// types and at least as long. Clones made earlier are unaffected.
     ///
     /// On error the tuple's values, key and roots are a mix of old and new: it must not be
     /// executed, and the next successful decode makes it whole again.
     #[doc(hidden)]
-    pub fn decode_over(&mut self, source_task: i32, raw: &[u8]) -> Result<(), WireError> {
+    pub fn decode_over(&mut self, source_task: i32, raw: &[u8]) -> Result<(), TupleError> {
         self.task = source_task;
         self.started_ns = 0;
         self.roots.clear();
-        let roots = &mut self.roots;
-        self.key = crate::wire::decode_data_tuple_over(raw, &mut self.values, |r| roots.push(r))?;
+        let (roots, values) = (&mut self.roots, &mut self.values);
+        let mut n = 0;
+        self.key = walk_data_tuple(
+            raw,
+            |task, key| roots.push((task, key)),
+            |v| {
+                match values.get_mut(n) {
+                    Some(slot) => slot.decode_in_place(v).map_err(bad_value)?,
+                    None => values.push(Value::decode(v).map_err(bad_value)?),
+                }
+                n += 1;
+                Ok(())
+            },
+        )?;
+        values.truncate(n);
         Ok(())
     }
 
@@ -334,10 +370,10 @@ mod tests {
 
     fn encoded(key: i64, roots: &[(i32, i64)], values: &[Value]) -> Vec<u8> {
         let mut buf = bytes::BytesMut::new();
-        crate::wire::put_data_tuple(&mut buf, roots, values, &[3]);
+        heron_proto::tuple::put_data_tuple(&mut buf, roots, values, &[3]);
         // skip the set's field key and length: the tuple itself
         let len_bytes = (1..=10)
-            .find(|&n| crate::wire::varint_len((buf.len() - 1 - n) as u64) == n)
+            .find(|&n| heron_proto::tuple::varint_len((buf.len() - 1 - n) as u64) == n)
             .expect("a length");
         let mut t = buf[1 + len_bytes..].to_vec();
         t[1..9].copy_from_slice(&key.to_le_bytes());

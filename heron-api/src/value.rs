@@ -421,6 +421,16 @@ impl<T: Into<Value>> From<Option<T>> for Value {
     }
 }
 
+impl heron_proto::tuple::EncodeValue for Value {
+    fn encoded_len(&self) -> usize {
+        Value::encoded_len(self)
+    }
+
+    fn encode_to(&self, buf: &mut bytes::BytesMut) {
+        Value::encode_to(self, buf)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

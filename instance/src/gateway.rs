@@ -59,6 +59,19 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
     }
 }
 
+/// Send and receive buffer size of the connection to the stream manager, the size the stream
+/// manager gives its side (heron-stmgr's `net` module says why the buffers are fixed: the
+/// kernel's share of a backlog is invisible to back pressure).
+const DATA_SOCKET_BUFFER: usize = 256 * 1024;
+
+/// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.
+fn tune_socket(stream: &std::net::TcpStream) -> std::io::Result<()> {
+    let s = socket2::SockRef::from(stream);
+    s.set_tcp_nodelay(true)?;
+    s.set_send_buffer_size(DATA_SOCKET_BUFFER)?;
+    s.set_recv_buffer_size(DATA_SOCKET_BUFFER)
+}
+
 /// Connects (retrying) and registers this instance; the physical plan, if the response
 /// carries one, is in the initial batch.
 pub(crate) fn connect_and_register(
@@ -66,7 +79,7 @@ pub(crate) fn connect_and_register(
     options: &RunOptions,
 ) -> Result<Registered, InstanceError> {
     let mut stream = connect(config, options)?;
-    heron_proto::net::tune_data_socket(&stream)?;
+    tune_socket(&stream)?;
     let reqid = ReqId::random();
     let request = RegisterInstanceRequest {
         instance: Instance {

@@ -3,11 +3,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use heron_api::wire::{parse_tuple_set2, DataSet};
 use heron_api::{Fields, TopologyContext, Tuple, TupleSource};
 use heron_proto::codec::{CodecError, Packet};
 use heron_proto::stmgr::NewInstanceAssignmentMessage;
 use heron_proto::system::{HeronControlTupleSet, HeronTupleSet2, PhysicalPlan};
+use heron_proto::tuple::{parse_tuple_set2, DataSet};
 use prost::Message;
 
 use crate::InstanceError;
@@ -264,7 +264,7 @@ mod tests {
             .iter()
             .filter_map(|t| {
                 let (mut values, mut roots) = (Vec::new(), Vec::new());
-                let key = heron_api::wire::decode_data_tuple(t, &mut values, &mut roots).ok()?;
+                let key = heron_api::decode_data_tuple(t, &mut values, &mut roots).ok()?;
                 Some((values, key, roots, set.src_task_id, d.stream.id.clone()))
             })
             .collect()

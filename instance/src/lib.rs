@@ -113,7 +113,7 @@ pub enum InstanceError {
     Codec(#[from] CodecError),
     /// The stream manager sent a tuple set that is not a `HeronTupleSet2`.
     #[error("bad tuple set from the stream manager: {0}")]
-    TupleSet(#[from] heron_api::wire::WireError),
+    TupleSet(#[from] heron_proto::tuple::TupleError),
     /// The stream manager refused the registration.
     #[error("the stream manager refused to register instance {instance_id}: {message}")]
     RegisterRefused {

@@ -2,7 +2,8 @@
 //! the executor's hot path) through the `metrics` facade:
 //!
 //! * `__emit-count/<stream>`: data tuples in the `HeronTupleSet`s the writer thread sends,
-//!   read from the frames' headers (stream id and tuple count; the tuples are not decoded);
+//!   read from the frames' data sets (stream id and tuple count, by `heron_proto::tuple`;
+//!   the tuples are not decoded);
 //! * `__execute-count/<stream>`: data tuples in the `HeronTupleSet2`s the reader thread hands
 //!   to the executor.
 //!
@@ -23,9 +24,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// The type name of the instance → stmgr tuple sets.
-const TUPLE_SET: &[u8] = b"heron.proto.system.HeronTupleSet";
 
 /// The counters of one instance.
 #[derive(Debug, Default)]
@@ -167,90 +165,7 @@ impl StreamCounter {
         if self.metrics.is_none() {
             return;
         }
-        for_each_data_set(frames, |stream, n| self.add(stream, n));
-    }
-}
-
-fn read_u32(b: &[u8], at: usize) -> Option<usize> {
-    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
-}
-
-fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *b.get(*at)?;
-        *at += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-/// Walks the protobuf fields of `b`, calling `f(field number, wire type, payload)` for
-/// length-delimited fields; returns `None` on malformed input.
-fn fields(b: &[u8], mut f: impl FnMut(u64, &[u8])) -> Option<()> {
-    let mut at = 0;
-    while at < b.len() {
-        let tag = varint(b, &mut at)?;
-        match tag & 7 {
-            0 => {
-                varint(b, &mut at)?;
-            }
-            1 => at += 8,
-            5 => at += 4,
-            2 => {
-                let len = varint(b, &mut at)? as usize;
-                let payload = b.get(at..at.checked_add(len)?)?;
-                f(tag >> 3, payload);
-                at += len;
-            }
-            _ => return None,
-        }
-    }
-    (at == b.len()).then_some(())
-}
-
-/// Calls `f(stream id, tuples)` for each `HeronTupleSet` with data in `frames`.
-pub fn for_each_data_set(frames: &[u8], mut f: impl FnMut(&str, u64)) {
-    let mut at = 0;
-    while let Some(size) = read_u32(frames, at) {
-        let Some(packet) = frames.get(at + 4..at + 4 + size) else {
-            return;
-        };
-        at += 4 + size;
-        let Some(name_len) = read_u32(packet, 0) else {
-            return;
-        };
-        if packet.get(4..4 + name_len) != Some(TUPLE_SET) {
-            continue;
-        }
-        // name, 32-byte REQID, payload length, payload
-        let Some(payload) = packet.get(4 + name_len + 32 + 4..) else {
-            return;
-        };
-        let _ = fields(payload, |field, data| {
-            if field != 1 {
-                return;
-            }
-            // HeronDataTupleSet { StreamId stream = 1; repeated HeronDataTuple tuples = 2 }
-            let (mut stream, mut n) = (None, 0u64);
-            let _ = fields(data, |field, v| match field {
-                1 => {
-                    let _ = fields(v, |field, id| {
-                        if field == 1 {
-                            stream = std::str::from_utf8(id).ok().map(str::to_string);
-                        }
-                    });
-                }
-                2 => n += 1,
-                _ => {}
-            });
-            if let Some(s) = stream {
-                f(&s, n);
-            }
-        });
+        heron_proto::tuple::for_each_data_set(frames, |stream, n| self.add(stream, n));
     }
 }
 
@@ -258,41 +173,17 @@ pub fn for_each_data_set(frames: &[u8], mut f: impl FnMut(&str, u64)) {
 mod tests {
     use super::*;
     use bytes::BytesMut;
-    use heron_proto::api::StreamId;
-    use heron_proto::codec::{encode_message, ReqId};
-    use heron_proto::system::{HeronDataTuple, HeronDataTupleSet, HeronTupleSet};
+    use heron_proto::tuple::{put_data_set_frame, put_data_tuple, stream_field};
 
-    fn set(stream: &str, n: usize) -> HeronTupleSet {
-        HeronTupleSet {
-            data: Some(HeronDataTupleSet {
-                stream: StreamId {
-                    id: stream.into(),
-                    component_name: "c".into(),
-                },
-                tuples: (0..n)
-                    .map(|k| HeronDataTuple {
-                        key: k as i64,
-                        ..Default::default()
-                    })
-                    .collect(),
-            }),
-            control: None,
-            src_task_id: 1,
+    /// A `HeronTupleSet` packet with `n` tuples on `stream`, as the emitter writes it.
+    fn set(stream: &str, n: usize) -> BytesMut {
+        let mut tuples = BytesMut::new();
+        for _ in 0..n {
+            put_data_tuple::<&[u8]>(&mut tuples, &[], &[], &[]);
         }
-    }
-
-    #[test]
-    fn counts_data_sets_in_frames() {
-        let mut buf = BytesMut::new();
-        encode_message(&mut buf, &ReqId::ZERO, &set("default", 3));
-        encode_message(&mut buf, &ReqId::ZERO, &set("marks", 2));
-        encode_message(&mut buf, &ReqId::ZERO, &set("default", 1));
-        let mut seen = BTreeMap::new();
-        for_each_data_set(&buf, |s, n| *seen.entry(s.to_string()).or_insert(0) += n);
-        assert_eq!(seen["default"], 4);
-        assert_eq!(seen["marks"], 2);
-        // truncated input counts what is complete and stops
-        for_each_data_set(&buf[..buf.len() - 3], |_, _| {});
+        let mut frame = BytesMut::new();
+        put_data_set_frame(&mut frame, &stream_field(stream, "c"), &tuples, 1);
+        frame
     }
 
     #[test]
@@ -301,8 +192,7 @@ mod tests {
         let m = current().expect("entered");
         let mut emit = StreamCounter::new(current(), "emit");
         let mut exec = StreamCounter::new(current(), "execute");
-        let mut buf = BytesMut::new();
-        encode_message(&mut buf, &ReqId::ZERO, &set("default", 5));
+        let buf = set("default", 5);
         emit.add_frames(&buf);
         emit.add_frames(&buf);
         exec.add("default", 7);

@@ -9,14 +9,15 @@
 //!   qualified type name (what goes on the wire) is `M::full_name()`.
 //!   `bytes` fields are [`bytes::Bytes`], so decoding a frame slices it without copying.
 //! * [`codec`]: Heron's packet framing as a `tokio_util` codec.
+//! * [`tuple`]: the tuple wire format (tuple sets, data and control tuples) read and written
+//!   in place on the hot path.
 //!
 //! Required proto2 fields are plain (non-`Option`) fields and prost always writes them, so
 //! Heron's own decoders accept what we send.
 
 pub mod codec;
 pub mod keys;
-pub mod net;
-pub mod wire;
+pub mod tuple;
 
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 mod generated {

@@ -26,8 +26,9 @@ use heron_proto::stmgr::RegisterInstanceRequest;
 use heron_proto::system::{
     HeronDataTuple, HeronDataTupleSet, HeronTupleSet, PhysicalPlan, RootId, StMgr,
 };
+use heron_proto::tuple as wire;
 use heron_proto::{Message, Name, Packet, ReqId};
-use heron_stmgr::bench_api::{instance, wire, Core, Router};
+use heron_stmgr::bench_api::{instance, Core, Router};
 
 const N: usize = 1000;
 const TOPOLOGY: &str = "bench";
@@ -247,11 +248,16 @@ fn bench_parse(c: &mut Criterion) {
     });
     g.bench_function("tuple_set", |b| {
         b.iter(|| {
-            let (data, _) = wire::split_tuple_set(black_box(&payload)).unwrap();
-            let set = wire::split_data_set(data.unwrap()).unwrap();
-            black_box((set.component(), set.stream()));
+            let parts = wire::split_tuple_set(black_box(&payload)).unwrap();
+            let set = wire::split_data_set(parts.data.unwrap()).unwrap();
+            black_box((set.component, set.stream));
             let mut bytes = 0;
-            set.for_each_checked_tuple(|t| bytes += t.len()).unwrap();
+            set.for_each_tuple(|t| {
+                wire::check_tuple(t)?;
+                bytes += t.len();
+                Ok(())
+            })
+            .unwrap();
             bytes
         })
     });
@@ -259,14 +265,16 @@ fn bench_parse(c: &mut Criterion) {
     let mut out = Vec::with_capacity(1);
     g.bench_function("tuple_set_and_fields_routing", |b| {
         b.iter(|| {
-            let (data, _) = wire::split_tuple_set(black_box(&payload)).unwrap();
-            let set = wire::split_data_set(data.unwrap()).unwrap();
-            let stream = router.stream_index(set.component(), set.stream()).unwrap();
+            let parts = wire::split_tuple_set(black_box(&payload)).unwrap();
+            let set = wire::split_data_set(parts.data.unwrap()).unwrap();
+            let stream = router.stream_index(set.component, set.stream).unwrap();
             let mut n = 0;
-            set.for_each_checked_tuple(|t| {
+            set.for_each_tuple(|t| {
+                wire::check_tuple(t)?;
                 out.clear();
                 router.route(stream, t, &mut out);
                 n += out.len();
+                Ok(())
             })
             .unwrap();
             n

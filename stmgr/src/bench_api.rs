@@ -44,73 +44,13 @@ impl Router {
     /// Checks an encoded tuple and appends its destination slots (`false`: malformed).
     #[inline]
     pub fn route(&mut self, stream: u32, tuple: &[u8], out: &mut Vec<u32>) -> bool {
-        match crate::wire::scan_tuple(tuple) {
+        match heron_proto::tuple::scan_tuple(tuple) {
             Ok(scan) => {
                 self.0.route(stream, tuple, &scan, out);
                 true
             }
             Err(_) => false,
         }
-    }
-}
-
-/// The in-place protobuf reading of tuple sets (`crate::wire`).
-pub mod wire {
-    use crate::wire as w;
-
-    /// A `HeronTupleSet`'s encoded data and control sets.
-    pub type SetParts<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
-
-    /// Splits a `HeronTupleSet` into its data and control sets.
-    pub fn split_tuple_set(buf: &[u8]) -> Result<SetParts<'_>, String> {
-        let p = w::split_tuple_set(buf).map_err(|e| e.to_string())?;
-        Ok((p.data, p.control))
-    }
-
-    /// A `HeronDataTupleSet`'s stream and still-encoded tuples.
-    pub struct DataSet<'a>(w::DataSet<'a>);
-
-    /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
-    pub fn split_data_set(buf: &[u8]) -> Result<DataSet<'_>, String> {
-        w::split_data_set(buf)
-            .map(DataSet)
-            .map_err(|e| e.to_string())
-    }
-
-    impl<'a> DataSet<'a> {
-        /// The producing component.
-        pub fn component(&self) -> &'a str {
-            self.0.component
-        }
-
-        /// The stream id.
-        pub fn stream(&self) -> &'a str {
-            self.0.stream
-        }
-
-        /// Calls `f` with every tuple's bytes, after checking the tuple as the data path does.
-        #[inline]
-        pub fn for_each_checked_tuple(&self, mut f: impl FnMut(&'a [u8])) -> Result<(), String> {
-            self.0
-                .for_each_tuple(|t| {
-                    w::check_tuple(t)?;
-                    f(t);
-                    Ok(())
-                })
-                .map_err(|e| e.to_string())
-        }
-    }
-
-    /// Calls `f(task, key)` for every root of a checked tuple; returns how many.
-    #[inline]
-    pub fn for_each_root(tuple: &[u8], f: impl FnMut(i32, i64)) -> usize {
-        w::for_each_root(tuple, f)
-    }
-
-    /// Where a checked tuple's 8 key bytes are.
-    #[inline]
-    pub fn tuple_key_offset(tuple: &[u8]) -> Option<usize> {
-        w::tuple_key_offset(tuple)
     }
 }
 

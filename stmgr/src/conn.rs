@@ -173,7 +173,7 @@ pub(crate) async fn accept_loop(
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
-                if let Err(e) = heron_proto::net::tune_data_socket(&stream) {
+                if let Err(e) = crate::net::tune_data_socket(&stream) {
                     debug!(%peer, "cannot set the socket options: {e}");
                 }
                 if events

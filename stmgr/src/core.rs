@@ -16,7 +16,6 @@ use crate::config::{StmgrConfig, BATCH_BYTES, MESH_WAIT, PACKET_OVERHEAD, RECONN
 use crate::instance_server::check_registration;
 use crate::routing::Router;
 use crate::tuple_cache::{Batch, TupleCache};
-use crate::wire;
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::{encode_message, encode_raw};
 use heron_proto::stmgr::{
@@ -24,6 +23,7 @@ use heron_proto::stmgr::{
     StrMgrHelloRequest, StrMgrHelloResponse, TupleStreamMessage,
 };
 use heron_proto::system::{Instance, PhysicalPlan, StatusCode};
+use heron_proto::tuple as wire;
 use heron_proto::{status, Message, Name, Packet, ReqId};
 use std::collections::HashMap;
 use std::time::Instant;

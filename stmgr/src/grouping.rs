@@ -5,7 +5,7 @@
 //! ascending (see [`crate::routing::Router`]). Every list of slots here is therefore in
 //! ascending task-id order, as Heron sorts its task lists.
 
-use crate::wire::{self, TupleScan};
+use heron_proto::tuple::{self as wire, TupleScan};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The `custom_grouping_object` that turns a SHUFFLE input into local-or-shuffle.

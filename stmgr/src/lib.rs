@@ -23,9 +23,11 @@
 //! * `routing`, `grouping`: the routing table a physical plan implies, one grouping per
 //!   subscriber.
 //! * `tuple_cache`: per-destination batches built in their wire form.
-//! * `wire`: in-place protobuf reading of tuple sets, so routing allocates nothing per tuple.
-//! * `xor`: the XOR ack tracker (rotating maps per local spout task); `control`: control
-//!   tuple sets read and built by hand; `core::acking`: at-least-once in the data path.
+//! * `heron_proto::tuple` (not here): the tuple wire format, read in place so routing
+//!   allocates nothing per tuple.
+//! * `xor`: the XOR ack tracker (rotating maps per local spout task); `core::acking`:
+//!   at-least-once in the data path.
+//! * `net`: the socket settings of the data connections.
 //! * `backpressure`: watermark decisions; `core::backpressure`: notices and spout pauses.
 //! * `conn`: socket reader and writer tasks; `instance_server`, `stmgr_server`: what a
 //!   registration and a hello must satisfy; `stmgr_client`, `tmaster_client`: outgoing
@@ -36,19 +38,18 @@ mod backpressure;
 pub mod bench_api;
 mod config;
 mod conn;
-mod control;
 mod core;
 mod daemon;
 mod error;
 mod grouping;
 mod instance_server;
 pub mod metrics_publisher;
+mod net;
 mod routing;
 mod stmgr_client;
 mod stmgr_server;
 mod tmaster_client;
 mod tuple_cache;
-mod wire;
 mod xor;
 
 #[cfg(test)]

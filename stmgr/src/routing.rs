@@ -5,10 +5,10 @@
 //! the data path can keep per-task state in vectors.
 
 use crate::grouping::{Grouping, LOCAL_OR_SHUFFLE};
-use crate::wire::TupleScan;
 use bytes::{BufMut, Bytes, BytesMut};
 use heron_proto::api::{self, StreamSchema};
 use heron_proto::system::PhysicalPlan;
+use heron_proto::tuple::TupleScan;
 use heron_proto::Message;
 use std::collections::HashMap;
 

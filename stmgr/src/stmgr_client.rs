@@ -75,7 +75,7 @@ async fn handshake(
     let stream = TcpStream::connect((host, port))
         .await
         .map_err(HelloError::Connect)?;
-    heron_proto::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
+    crate::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
     let mut framed = Framed::new(stream, codec);
     let reqid = ReqId::random();
     framed.send(Packet::from_message(reqid, hello)).await?;

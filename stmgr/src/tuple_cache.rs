@@ -6,33 +6,19 @@
 //! no more input pending, and at the latest [`FLUSH_INTERVAL`] after a batch opened). A closed
 //! batch is handed to a `deliver` callback, which frames it for its destination.
 //!
-//! A batch is built directly in its wire form, with room kept in front for the headers that
-//! depend on its final length, so closing it writes a few header bytes and copies nothing:
-//!
-//! ```text
-//! [ GAP ][ 0x0a len StreamId ][ 0x12 len tuple ]...
-//! ```
+//! A batch is built directly in its wire form by `heron_proto::tuple::Set2Builder`, so
+//! closing it writes a few header bytes and copies nothing.
 
 use crate::config::FLUSH_INTERVAL;
-use crate::wire::{int32, put_varint, varint_len, write_varint};
-use bytes::{BufMut, BytesMut};
+use heron_proto::tuple::{Set2Builder, TupleKey, SET2_FRAMING};
 use std::time::Instant;
-
-/// Bytes kept free in front of a batch: the longest headers are
-/// `0x08 task(10) 0x12 len(5)` for the `TupleStreamMessage` plus `0x0a len(5)` for the data set.
-const GAP: usize = 32;
-/// The longest trailer: `0x18 src(10) 0x20 count(5)` plus the data set's `0x18 src(10)`.
-const TRAILER: usize = 32;
 
 /// One destination's batch.
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
-    buf: BytesMut,
-    /// Start of the encoded message in `buf` (moves left as headers are written).
-    start: usize,
+    set: Set2Builder,
     src_task: i32,
     stream: u32,
-    tuples: u32,
     open: bool,
     /// On the cache's list of slots to flush.
     listed: bool,
@@ -40,95 +26,28 @@ pub(crate) struct Batch {
 
 impl Batch {
     fn open(&mut self, src_task: i32, stream: u32, stream_field: &[u8]) {
-        self.buf.clear();
-        self.buf.put_bytes(0, GAP);
-        self.buf.put_slice(stream_field);
-        self.start = GAP;
+        self.set.open(stream_field);
         self.src_task = src_task;
         self.stream = stream;
-        self.tuples = 0;
         self.open = true;
-    }
-
-    fn push(&mut self, tuple: &[u8], key: Option<TupleKey>) {
-        self.buf.put_u8(0x12); // HeronDataTupleSet2.tuples: field 2, length-delimited
-        match key {
-            None => {
-                put_varint(&mut self.buf, tuple.len() as u64);
-                self.buf.put_slice(tuple);
-            }
-            Some(TupleKey {
-                offset: Some(at),
-                key,
-            }) => {
-                put_varint(&mut self.buf, tuple.len() as u64);
-                let start = self.buf.len();
-                self.buf.put_slice(tuple);
-                self.buf[start + at..start + at + 8].copy_from_slice(&key.to_le_bytes());
-            }
-            Some(TupleKey { offset: None, key }) => {
-                // No key field to overwrite: append one (the last occurrence wins).
-                put_varint(&mut self.buf, tuple.len() as u64 + 9);
-                self.buf.put_slice(tuple);
-                self.buf.put_u8(0x09);
-                self.buf.put_i64_le(key);
-            }
-        }
-        self.tuples += 1;
-    }
-
-    fn body_len(&self) -> usize {
-        self.buf.len() - GAP
     }
 
     /// The number of tuples in the batch.
     pub fn tuples(&self) -> u32 {
-        self.tuples
-    }
-
-    fn prepend(&mut self, tag: u8, value: u64) {
-        let mut tmp = [0u8; 11];
-        tmp[0] = tag;
-        let n = 1 + write_varint(&mut tmp[1..], value);
-        self.start -= n;
-        self.buf[self.start..self.start + n].copy_from_slice(&tmp[..n]);
-    }
-
-    fn append(&mut self, tag: u8, value: u64) {
-        self.buf.put_u8(tag);
-        put_varint(&mut self.buf, value);
+        self.set.tuples()
     }
 
     /// Finishes the batch as an encoded `HeronTupleSet2` (for a local instance).
     /// Call once, after the batch closed.
     pub fn tuple_set(&mut self) -> &[u8] {
-        let data_len = self.body_len() as u64;
-        self.prepend(0x0a, data_len); // HeronTupleSet2.data
-        self.append(0x18, int32(self.src_task)); // HeronTupleSet2.src_task_id
-        &self.buf[self.start..]
+        self.set.tuple_set(self.src_task)
     }
 
     /// Finishes the batch as an encoded `TupleStreamMessage` to `dest_task` (for the stream
     /// manager that owns it). Call once, after the batch closed, instead of [`Self::tuple_set`].
     pub fn stream_message(&mut self, dest_task: i32) -> &[u8] {
-        let set_len = self.tuple_set().len() as u64;
-        self.prepend(0x12, set_len); // TupleStreamMessage.set
-        self.prepend(0x08, int32(dest_task)); // TupleStreamMessage.task_id
-        self.append(0x18, int32(self.src_task)); // TupleStreamMessage.src_task_id
-        self.append(0x20, u64::from(self.tuples)); // TupleStreamMessage.num_tuples
-        &self.buf[self.start..]
+        self.set.stream_message(dest_task, self.src_task)
     }
-}
-
-/// The key the stream manager gives one copy of a tuple (ATLEAST_ONCE): written over the
-/// tuple's `key` field at `offset` (see [`crate::wire::tuple_key_offset`]), or appended as a
-/// new `key` field when the tuple has none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TupleKey {
-    /// Where the tuple's 8 key bytes are, if it has a key field.
-    pub offset: Option<usize>,
-    /// The key.
-    pub key: i64,
 }
 
 /// The batches of every destination slot.
@@ -148,7 +67,7 @@ impl TupleCache {
     /// A cache with no slots. Batches close at `batch_bytes` and their packets stay within
     /// `max_packet` bytes (with `overhead` bytes kept for framing).
     pub fn new(batch_bytes: usize, max_packet: usize, overhead: usize) -> TupleCache {
-        let max_body = max_packet.saturating_sub(overhead + GAP + TRAILER).max(1);
+        let max_body = max_packet.saturating_sub(overhead + SET2_FRAMING).max(1);
         TupleCache {
             batches: Vec::new(),
             listed: Vec::new(),
@@ -204,13 +123,7 @@ impl TupleCache {
         now: Instant,
         deliver: &mut impl FnMut(u32, &mut Batch),
     ) -> bool {
-        let len = tuple.len()
-            + if matches!(key, Some(TupleKey { offset: None, .. })) {
-                9
-            } else {
-                0
-            };
-        let entry = 1 + varint_len(len as u64) + len;
+        let entry = Set2Builder::entry_len(tuple.len(), key);
         if stream_field.len() + entry > self.max_body {
             return false;
         }
@@ -218,7 +131,7 @@ impl TupleCache {
         if b.open
             && (b.src_task != src_task
                 || b.stream != stream
-                || b.body_len() + entry > self.max_body)
+                || b.set.body_len() + entry > self.max_body)
         {
             b.open = false;
             deliver(slot, b);
@@ -231,8 +144,8 @@ impl TupleCache {
             }
             self.first_open.get_or_insert(now);
         }
-        b.push(tuple, key);
-        if b.body_len() >= self.batch_bytes {
+        b.set.push(tuple, key);
+        if b.set.body_len() >= self.batch_bytes {
             b.open = false;
             deliver(slot, b);
         }
@@ -369,7 +282,9 @@ mod tests {
             .all(|(_, s)| s.data.as_ref().unwrap().tuples.len() <= 4));
 
         // a packet limit below the batch size wins
-        let mut small = TupleCache::new(1 << 20, 200 + GAP + TRAILER, 0);
+        // the builder keeps half its framing allowance in front, half behind
+        const TRAILER: usize = SET2_FRAMING / 2;
+        let mut small = TupleCache::new(1 << 20, 200 + SET2_FRAMING, 0);
         small.resize(1);
         let mut sizes = Vec::new();
         let mut d = |_: u32, b: &mut Batch| sizes.push(b.tuple_set().len());
@@ -421,11 +336,11 @@ mod tests {
             dest_task_ids: vec![],
         };
         let with_key = t.encode_to_vec();
-        let offset = crate::wire::tuple_key_offset(&with_key);
+        let offset = heron_proto::tuple::tuple_key_offset(&with_key);
         assert_eq!(offset, Some(1), "encoders write the key first");
         // a tuple without a key field gets one appended
         let without_key = &with_key[9..];
-        assert_eq!(crate::wire::tuple_key_offset(without_key), None);
+        assert_eq!(heron_proto::tuple::tuple_key_offset(without_key), None);
         let mut cache = TupleCache::new(1 << 20, 1 << 20, 0);
         cache.resize(2);
         let now = Instant::now();
@@ -433,7 +348,7 @@ mod tests {
         let mut d = collect(&mut out);
         for (slot, tuple, key) in [(0, &with_key[..], -5), (1, without_key, 7)] {
             let k = TupleKey {
-                offset: crate::wire::tuple_key_offset(tuple),
+                offset: heron_proto::tuple::tuple_key_offset(tuple),
                 key,
             };
             assert!(cache.push_keyed(slot, 1, 0, &f, tuple, Some(k), now, &mut d));

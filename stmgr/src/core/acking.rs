@@ -21,11 +21,11 @@
 
 use super::*;
 use crate::config::FLUSH_INTERVAL;
-use crate::control::{self, ControlBuf, Kind};
-use crate::tuple_cache::TupleKey;
-use crate::wire::{put_varint, WireError};
 use crate::xor::{XorTracker, DEFAULT_NBUCKETS};
-use bytes::BufMut;
+use heron_proto::tuple::{
+    self as wire, read_acks, AckEntry, ControlKind as Kind, ControlTuples as ControlBuf,
+    TupleError as WireError, TupleKey,
+};
 use std::time::Duration;
 
 /// `topology.reliability.mode` / `topology.acking` / `topology.message.timeout.secs`.
@@ -105,7 +105,7 @@ pub(crate) struct Acking {
     since: Option<Instant>,
     counters: AckCounters,
     /// Scratch for the entries of one control set.
-    entries: Vec<control::AckEntry>,
+    entries: Vec<AckEntry>,
 }
 
 impl Acking {
@@ -119,7 +119,7 @@ impl Acking {
     ) -> Result<(), WireError> {
         let mut entries = std::mem::take(&mut self.entries);
         entries.clear();
-        let read = control::read_acks(control, &mut entries);
+        let read = read_acks(control, &mut entries);
         if read.is_ok() {
             for kind in [Kind::Emit, Kind::Ack, Kind::Fail] {
                 for e in entries.iter().filter(|e| e.kind == kind) {
@@ -177,7 +177,7 @@ impl Acking {
         self.local
             .entry(task)
             .or_default()
-            .push(kind, task, root, 0);
+            .push(kind, &[(task, root)], 0);
         self.hold(now);
     }
 
@@ -208,7 +208,7 @@ impl Acking {
             self.remote
                 .entry(task)
                 .or_default()
-                .push(kind, task, root, value);
+                .push(kind, &[(task, root)], value);
             self.hold(now);
         } else {
             self.counters.control_unknown += 1;
@@ -265,8 +265,8 @@ impl Core {
         src_task: i32,
         stream: u32,
         field: &[u8],
-        set: &wire::DataSet<'_>,
-    ) -> Result<(u64, u64, u64), wire::WireError> {
+        set: &wire::DataSetRef<'_>,
+    ) -> Result<(u64, u64, u64), WireError> {
         let (Some(router), Some(ack)) = (self.router.as_mut(), self.acking.as_mut()) else {
             return Ok((0, 0, 0));
         };
@@ -343,8 +343,7 @@ impl Core {
     /// tasks here; returns what to forward to the destination instance: the set unchanged if
     /// it has no control part, its data part alone if it has both, nothing if control only.
     pub(super) fn on_remote_control(&mut self, set: Bytes) -> Result<Option<Bytes>, String> {
-        let parts =
-            control::split_set2(&set).map_err(|e| format!("malformed HeronTupleSet2: {e}"))?;
+        let parts = wire::split_set2(&set).map_err(|e| format!("malformed HeronTupleSet2: {e}"))?;
         let Some(c) = parts.control else {
             return Ok(Some(set));
         };
@@ -360,11 +359,7 @@ impl Core {
         self.flush_control(false);
         Ok(parts.data.map(|d| {
             let mut b = BytesMut::with_capacity(d.len() + 16);
-            b.put_u8(0x0a);
-            put_varint(&mut b, d.len() as u64);
-            b.put_slice(d);
-            b.put_u8(0x18);
-            put_varint(&mut b, wire::int32(parts.src_task));
+            wire::put_data_set2(&mut b, d, parts.src_task);
             b.freeze()
         }))
     }

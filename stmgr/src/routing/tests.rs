@@ -32,7 +32,7 @@ fn targets(r: &mut Router, stream: &str, t: &[u8]) -> Vec<i32> {
         .stream_index("spout", stream)
         .expect("stream has consumers");
     let mut out = Vec::new();
-    let scan = crate::wire::scan_tuple(t).expect("a well-formed tuple");
+    let scan = heron_proto::tuple::scan_tuple(t).expect("a well-formed tuple");
     r.route(s, t, &scan, &mut out);
     out.into_iter().map(|slot| r.task(slot).task_id).collect()
 }

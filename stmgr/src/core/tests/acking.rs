@@ -163,8 +163,12 @@ fn each_copy_gets_its_own_key_and_acks_of_every_copy_complete_the_tree() {
     h.send(BOLT, &control(&[(&[(1, ROOT)], local[0])], &[]));
     assert!(controls_to(&h.round(true), SPOUT).is_empty());
     // the remote bolt's ack comes from stmgr-2 as a control-only stream message
-    let mut buf = crate::control::ControlBuf::default();
-    buf.push(crate::control::Kind::Ack, 1, ROOT, remote[0]);
+    let mut buf = heron_proto::tuple::ControlTuples::default();
+    buf.push(
+        heron_proto::tuple::ControlKind::Ack,
+        &[(1, ROOT)],
+        remote[0],
+    );
     let mut payload = BytesMut::new();
     buf.take_stream_message(1, 4, &mut payload);
     h.core.on_packet(

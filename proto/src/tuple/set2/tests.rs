@@ -1,16 +1,23 @@
 use super::*;
-use crate::wire::put_varint;
-use bytes::BytesMut;
-use heron_proto::api::StreamId;
-use heron_proto::system::{
-    AckTuple, HeronControlTupleSet, HeronDataTupleSet2, HeronTupleSet2, RootId,
+use crate::api::StreamId;
+use crate::system::{
+    AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, RootId,
 };
-use heron_proto::Message;
+use crate::tuple::stream_field;
+use crate::Message;
 
-fn tuple(key: i64, roots: &[(i32, i64)], values: &[crate::Value]) -> Bytes {
-    crate::wire::prost_data_tuple(key, roots, values, &[])
-        .encode_to_vec()
-        .into()
+fn tuple(key: i64, roots: &[(i32, i64)], values: &[&'static [u8]]) -> Bytes {
+    HeronDataTuple {
+        key,
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| RootId { taskid, key })
+            .collect(),
+        values: values.iter().map(|v| Bytes::from_static(v)).collect(),
+        dest_task_ids: vec![],
+    }
+    .encode_to_vec()
+    .into()
 }
 
 fn data(id: &str, component: &str, tuples: Vec<Bytes>) -> HeronDataTupleSet2 {
@@ -51,15 +58,14 @@ fn agrees_with_prost(payload: &[u8]) -> ReceivedSet {
 }
 
 fn sample() -> HeronTupleSet2 {
-    use crate::Value;
     HeronTupleSet2 {
         data: Some(data(
             "words",
             "split",
             vec![
-                tuple(7, &[(1, 9)], &[Value::from("a"), Value::Int(1)]),
-                tuple(0, &[], &[Value::from("bb"), Value::Int(2)]),
-                tuple(-3, &[(1, 5), (-2, i64::MIN)], &[Value::Null]),
+                tuple(7, &[(1, 9)], &[b"\x04a", b"\x02\x01"]),
+                tuple(0, &[], &[b"\x04bb", b"\x02\x02"]),
+                tuple(-3, &[(1, 5), (-2, i64::MIN)], &[b"\x00"]),
                 Bytes::new(),
             ],
         )),
@@ -179,34 +185,40 @@ fn rejects_malformed_sets() {
     }
     assert_eq!(
         parse(&[0x0a, 0x05, 0x00]).unwrap_err(),
-        WireError::Truncated
+        TupleError::Truncated
     );
-    assert_eq!(parse(&[0x08, 0x01]).unwrap_err(), WireError::WireType(1));
-    assert_eq!(parse(&[0x1a, 0x00]).unwrap_err(), WireError::WireType(3));
-    assert_eq!(parse(&[0x00]).unwrap_err(), WireError::BadKey(0));
-    assert_eq!(parse(&[0x23]).unwrap_err(), WireError::BadKey(0x23));
+    assert_eq!(
+        parse(&[0x08, 0x01]).unwrap_err(),
+        wrong("HeronTupleSet2", 1, &Field::Varint(1))
+    );
+    assert_eq!(
+        parse(&[0x1a, 0x00]).unwrap_err(),
+        wrong("HeronTupleSet2", 3, &Field::Len(&[]))
+    );
+    assert_eq!(parse(&[0x00]).unwrap_err(), TupleError::BadKey(0));
+    assert_eq!(parse(&[0x23]).unwrap_err(), TupleError::BadKey(0x23));
     assert_eq!(
         parse(&[0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])
             .unwrap_err(),
-        WireError::VarintTooLong
+        TupleError::VarintTooLong
     );
     // Inside the data part: a tuple of the wrong wire type, a truncated tuple.
     assert_eq!(
         parse(&[0x0a, 0x02, 0x10, 0x01]).unwrap_err(),
-        WireError::WireType(2)
+        wrong("HeronDataTupleSet2", 2, &Field::Varint(1))
     );
     assert_eq!(
         parse(&[0x0a, 0x02, 0x12, 0x05]).unwrap_err(),
-        WireError::Truncated
+        TupleError::Truncated
     );
     // Inside the stream id: a non-UTF-8 id, a component of the wrong wire type.
     assert_eq!(
         parse(&[0x0a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0xff]).unwrap_err(),
-        WireError::InvalidUtf8(1)
+        TupleError::Utf8("StreamId.id")
     );
     assert_eq!(
         parse(&[0x0a, 0x04, 0x0a, 0x02, 0x10, 0x01]).unwrap_err(),
-        WireError::WireType(2)
+        wrong("StreamId", 2, &Field::Varint(1))
     );
     for bad in [
         &[0x0a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0xff][..],
@@ -216,4 +228,81 @@ fn rejects_malformed_sets() {
     ] {
         assert!(HeronTupleSet2::decode(bad).is_err(), "prost too: {bad:?}");
     }
+}
+
+#[test]
+fn a_built_set_is_what_prost_reads_locally_and_across_stream_managers() {
+    use crate::stmgr::TupleStreamMessage;
+    let d = sample().data.unwrap();
+    let mut b = Set2Builder::default();
+    for round in 0..2 {
+        b.open(&stream_field("words", "split"));
+        b.push(&d.tuples[0], None);
+        let offset = crate::tuple::tuple_key_offset(&d.tuples[1]);
+        b.push(&d.tuples[1], Some(TupleKey { offset, key: 99 }));
+        b.push(
+            &d.tuples[3],
+            Some(TupleKey {
+                offset: None,
+                key: -4,
+            }),
+        );
+        assert_eq!(b.tuples(), 3);
+        let entries: usize = [
+            (&d.tuples[0], None),
+            (
+                &d.tuples[3],
+                Some(TupleKey {
+                    offset: None,
+                    key: 0,
+                }),
+            ),
+        ]
+        .iter()
+        .map(|(t, k)| Set2Builder::entry_len(t.len(), *k))
+        .sum::<usize>()
+            + Set2Builder::entry_len(d.tuples[1].len(), Some(TupleKey { offset, key: 0 }));
+        assert_eq!(b.body_len(), stream_field("words", "split").len() + entries);
+        let (set, n) = if round == 0 {
+            (HeronTupleSet2::decode(b.tuple_set(-7)).unwrap(), 3)
+        } else {
+            let m = TupleStreamMessage::decode(b.stream_message(12, -7)).unwrap();
+            assert_eq!((m.task_id, m.src_task_id, m.num_tuples), (12, -7, 3));
+            (HeronTupleSet2::decode(&m.set[..]).unwrap(), 3)
+        };
+        assert_eq!(set.src_task_id, -7);
+        let data = set.data.unwrap();
+        assert_eq!(data.stream.id, "words");
+        assert_eq!(data.tuples.len(), n);
+        assert_eq!(data.tuples[0], d.tuples[0]);
+        let keys: Vec<i64> = data.tuples[1..]
+            .iter()
+            .map(|t| HeronDataTuple::decode(&t[..]).unwrap().key)
+            .collect();
+        assert_eq!(keys, vec![99, -4]);
+    }
+}
+
+#[test]
+fn control_sets_and_their_wrappers_are_what_prost_reads() {
+    let control = [0x0a, 0x02, 0x11, 0x00];
+    let mut set = BytesMut::new();
+    put_control_set2(&mut set, &control, 5);
+    let parts = split_set2(&set).unwrap();
+    assert_eq!(
+        (parts.data, parts.control, parts.src_task),
+        (None, Some(&control[..]), 5)
+    );
+    let mut msg = BytesMut::new();
+    put_stream_message(&mut msg, 3, &set, 5, 1);
+    let m = crate::stmgr::TupleStreamMessage::decode(&msg[..]).unwrap();
+    assert_eq!((m.task_id, m.src_task_id, m.num_tuples), (3, 5, 1));
+    assert_eq!(&m.set[..], &set[..]);
+    assert!(split_set2(&[0x08, 0x01]).is_err());
+    let data = stream_field("s", "c");
+    let mut set = BytesMut::new();
+    put_data_set2(&mut set, &data, -1);
+    let decoded = HeronTupleSet2::decode(&set[..]).unwrap();
+    assert_eq!(decoded.src_task_id, -1);
+    assert_eq!(decoded.data.unwrap().stream.id, "s");
 }

@@ -11,10 +11,10 @@ use std::io;
 use std::os::fd::AsFd;
 
 /// Send and receive buffer size asked for (the kernel doubles it for its bookkeeping).
-pub const DATA_SOCKET_BUFFER: usize = 256 * 1024;
+pub(crate) const DATA_SOCKET_BUFFER: usize = 256 * 1024;
 
 /// Turns Nagle off and fixes the buffer sizes of a data connection.
-pub fn tune_data_socket<S: AsFd>(socket: &S) -> io::Result<()> {
+pub(crate) fn tune_data_socket<S: AsFd>(socket: &S) -> io::Result<()> {
     let s = socket2::SockRef::from(socket);
     s.set_tcp_nodelay(true)?;
     s.set_send_buffer_size(DATA_SOCKET_BUFFER)?;

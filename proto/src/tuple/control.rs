@@ -1,0 +1,198 @@
+//! Control tuples: `heron.proto.system.HeronControlTupleSet { repeated AckTuple acks = 1;
+//! repeated AckTuple fails = 2; repeated AckTuple emits = 3 }` with `AckTuple { repeated
+//! RootId roots = 1; required sfixed64 ackedtuple = 2 }`. A bolt's acks and fails, and what a
+//! stream manager sends on to a spout's stream manager, are encoded as they come into one
+//! buffer ([`ControlTuples`]), so an ack costs a few bytes written and no allocation; a
+//! received set is read in place in one walk ([`read_acks`]).
+
+use bytes::{BufMut, BytesMut};
+
+use super::data::{decode_root, put_roots, read_root, roots_len};
+use super::fields::{fields, key, put_varint, varint_len, wrong, Field, FIXED64, LEN};
+use super::set::put_control_set_frame;
+use super::set2::{put_control_set2, put_stream_message};
+use super::TupleError;
+
+/// The three lists of a `HeronControlTupleSet`, by field number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlKind {
+    /// `acks` (field 1).
+    Ack = 1,
+    /// `fails` (field 2).
+    Fail = 2,
+    /// `emits` (field 3): an anchored emit, XORed into its roots' trees.
+    Emit = 3,
+}
+
+/// Encoded `HeronControlTupleSet` fields, in the order they were added.
+///
+/// ```
+/// use heron_proto::prost::Message;
+/// use heron_proto::system::HeronControlTupleSet;
+/// use heron_proto::tuple::{ControlKind, ControlTuples};
+/// let mut c = ControlTuples::default();
+/// c.push(ControlKind::Ack, &[(1, 10)], 77);
+/// let set = HeronControlTupleSet::decode(c.as_bytes()).unwrap();
+/// assert_eq!((set.acks[0].ackedtuple, set.acks[0].roots[0].key), (77, 10));
+/// ```
+#[derive(Debug, Default)]
+pub struct ControlTuples {
+    buf: BytesMut,
+    count: u32,
+}
+
+impl ControlTuples {
+    /// Appends `AckTuple { roots, ackedtuple: acked }` to the `kind` list.
+    #[inline]
+    pub fn push(&mut self, kind: ControlKind, roots: &[(i32, i64)], acked: i64) {
+        let len = roots_len(roots) + 1 + 8;
+        let b = &mut self.buf;
+        b.reserve(1 + varint_len(len as u64) + len);
+        b.put_u8(key(kind as u8, LEN));
+        put_varint(b, len as u64);
+        put_roots(b, 1, roots); // AckTuple.roots
+        b.put_u8(key(2, FIXED64)); // AckTuple.ackedtuple
+        b.put_i64_le(acked);
+        self.count += 1;
+    }
+
+    /// The number of control tuples held.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The bytes held.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// `true` when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded `HeronControlTupleSet`.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Drops what is held.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.count = 0;
+    }
+
+    /// Appends what is held as a whole `HeronTupleSet` packet from `src_task` (an instance to
+    /// its stream manager) and empties the buffer. Nothing when it is empty.
+    pub fn take_frame(&mut self, frames: &mut BytesMut, src_task: i32) {
+        if self.is_empty() {
+            return;
+        }
+        put_control_set_frame(frames, &self.buf, src_task);
+        self.clear();
+    }
+
+    /// Writes `HeronTupleSet2 { control: <held>, src_task_id }` into `out` and empties the
+    /// buffer.
+    pub fn take_tuple_set(&mut self, src_task: i32, out: &mut BytesMut) {
+        put_control_set2(out, &self.buf, src_task);
+        self.clear();
+    }
+
+    /// Writes `TupleStreamMessage { task_id: dest_task, set: HeronTupleSet2 { control: <held>
+    /// } }` into `out` and empties the buffer.
+    pub fn take_stream_message(&mut self, dest_task: i32, src_task: i32, out: &mut BytesMut) {
+        let count = self.count;
+        let mut set = BytesMut::with_capacity(self.buf.len() + 16);
+        self.take_tuple_set(src_task, &mut set);
+        put_stream_message(out, dest_task, &set, src_task, count);
+    }
+}
+
+/// One checked `AckTuple` of an encoded control set, as [`read_acks`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckEntry {
+    /// Which list it is on.
+    pub kind: ControlKind,
+    /// `ackedtuple`.
+    pub acked: i64,
+    /// Where the `AckTuple` is in the control set.
+    start: u32,
+    end: u32,
+    /// How many roots it has, and the first one.
+    roots: u32,
+    first_root: (i32, i64),
+}
+
+impl AckEntry {
+    /// Calls `f(taskid, key)` for every root of the entry; `control` is the set it was read
+    /// from.
+    #[inline]
+    pub fn for_each_root(&self, control: &[u8], mut f: impl FnMut(i32, i64)) {
+        match self.roots {
+            0 => {}
+            1 => f(self.first_root.0, self.first_root.1),
+            _ => for_each_ack_root(&control[self.start as usize..self.end as usize], f),
+        }
+    }
+}
+
+/// Reads and checks every `AckTuple` of an encoded `HeronControlTupleSet` into `out`, in wire
+/// order, in one walk (each root is read once; the roots of an entry with several are read
+/// again when used). Malformed input is an error and `out` is then incomplete.
+pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleError> {
+    let mut rest = fields(control);
+    while let Some(field) = rest.next() {
+        let (n, v) = field?;
+        let kind = match n {
+            1 => ControlKind::Ack,
+            2 => ControlKind::Fail,
+            3 => ControlKind::Emit,
+            _ => continue,
+        };
+        let Field::Len(ack) = v else {
+            return Err(wrong("HeronControlTupleSet", n, &v));
+        };
+        let end = control.len() - rest.remaining();
+        let mut entry = AckEntry {
+            kind,
+            acked: 0,
+            // a control set is at most a packet, far below 4 GiB
+            start: (end - ack.len()) as u32,
+            end: end as u32,
+            roots: 0,
+            first_root: (0, 0),
+        };
+        let mut acked = None;
+        for af in fields(ack) {
+            match af? {
+                (2, Field::Fixed64(v)) => acked = Some(v as i64),
+                (1, Field::Len(root)) => {
+                    let r = decode_root(root)?;
+                    if entry.roots == 0 {
+                        entry.first_root = r;
+                    }
+                    entry.roots += 1;
+                }
+                (n @ 1..=2, v) => return Err(wrong("AckTuple", n, &v)),
+                _ => {}
+            }
+        }
+        entry.acked = acked.ok_or(TupleError::Missing("AckTuple.ackedtuple"))?;
+        out.push(entry);
+    }
+    Ok(())
+}
+
+/// Calls `f(taskid, key)` for every root of an `AckTuple` checked by [`read_acks`].
+pub fn for_each_ack_root(ack: &[u8], mut f: impl FnMut(i32, i64)) {
+    for field in fields(ack).map_while(Result::ok) {
+        if let (1, Field::Len(root)) = field {
+            let (task, key) = read_root(root);
+            f(task, key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use super::*;
+use crate::codec::HeronCodec;
+use crate::stmgr::TupleStreamMessage;
+use crate::system::{AckTuple, HeronControlTupleSet, HeronTupleSet, HeronTupleSet2, RootId};
+use crate::tuple::split_set2;
+use crate::Message;
+
+fn ack(roots: &[(i32, i64)], acked: i64) -> AckTuple {
+    AckTuple {
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| RootId { taskid, key })
+            .collect(),
+        ackedtuple: acked,
+    }
+}
+
+#[test]
+fn control_sets_are_read_per_kind_with_their_roots() {
+    let set = HeronControlTupleSet {
+        acks: vec![ack(&[(1, 10), (-2, 20)], 5), ack(&[], -1)],
+        fails: vec![ack(&[(3, 30)], 0)],
+        emits: vec![ack(&[(1, 10)], i64::MIN)],
+    }
+    .encode_to_vec();
+    let mut entries = Vec::new();
+    read_acks(&set, &mut entries).unwrap();
+    let seen: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let mut roots = Vec::new();
+            e.for_each_root(&set, |t, k| roots.push((t, k)));
+            (e.kind, e.acked, roots)
+        })
+        .collect();
+    // wire order: prost writes acks, fails, emits
+    assert_eq!(
+        seen,
+        vec![
+            (ControlKind::Ack, 5, vec![(1, 10), (-2, 20)]),
+            (ControlKind::Ack, -1, vec![]),
+            (ControlKind::Fail, 0, vec![(3, 30)]),
+            (ControlKind::Emit, i64::MIN, vec![(1, 10)]),
+        ]
+    );
+    let mut entries = Vec::new();
+    assert!(read_acks(&[0x0a, 2, 0x11, 1], &mut entries).is_err());
+    assert_eq!(
+        read_acks(&[0x0a, 0], &mut entries),
+        Err(TupleError::Missing("AckTuple.ackedtuple"))
+    );
+    // a root of the wrong wire type, a list of the wrong wire type
+    assert!(matches!(
+        read_acks(&[0x0a, 2, 0x08, 0x01], &mut entries),
+        Err(TupleError::WireType { .. })
+    ));
+    assert!(read_acks(&[0x08, 1], &mut entries).is_err());
+    // unknown fields are skipped
+    let mut entries = Vec::new();
+    read_acks(
+        &[0x20, 1, 0x0a, 9, 0x11, 1, 0, 0, 0, 0, 0, 0, 0],
+        &mut entries,
+    )
+    .unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].acked, 1);
+}
+
+#[test]
+fn built_sets_decode_with_prost() {
+    let mut c = ControlTuples::default();
+    c.push(ControlKind::Emit, &[(4, -9)], 77);
+    c.push(ControlKind::Ack, &[(4, -9)], 78);
+    c.push(ControlKind::Fail, &[(-3, 1)], 0);
+    assert_eq!(c.count(), 3);
+    let mut out = BytesMut::new();
+    c.take_stream_message(4, 6, &mut out);
+    assert!(c.is_empty());
+    assert_eq!(c.len(), 0);
+    let msg = TupleStreamMessage::decode(&out[..]).unwrap();
+    assert_eq!((msg.task_id, msg.src_task_id, msg.num_tuples), (4, 6, 3));
+    let set = HeronTupleSet2::decode(msg.set.clone()).unwrap();
+    assert!(set.data.is_none());
+    let control = set.control.unwrap();
+    assert_eq!(control.emits, vec![ack(&[(4, -9)], 77)]);
+    assert_eq!(control.acks, vec![ack(&[(4, -9)], 78)]);
+    assert_eq!(control.fails, vec![ack(&[(-3, 1)], 0)]);
+    let parts = split_set2(&msg.set).unwrap();
+    assert!(parts.data.is_none() && parts.control.is_some());
+    assert_eq!(parts.src_task, 6);
+}
+
+#[test]
+fn a_closed_set_is_the_heron_tuple_set_prost_writes() {
+    let mut set = ControlTuples::default();
+    set.push(ControlKind::Ack, &[(1, -5)], 7);
+    set.push(ControlKind::Fail, &[(-3, i64::MAX), (200_000, 1)], i64::MIN);
+    set.push(ControlKind::Ack, &[], 0);
+    assert_eq!(set.count(), 3);
+    let mut frames = BytesMut::new();
+    set.take_frame(&mut frames, -7);
+    assert_eq!(set.count(), 0);
+    let packet = HeronCodec::new(0)
+        .decode_packet(&mut frames)
+        .unwrap()
+        .unwrap();
+    assert!(frames.is_empty(), "exactly one packet");
+    let decoded: HeronTupleSet = packet.decode().unwrap();
+    let expected = HeronTupleSet {
+        data: None,
+        control: Some(HeronControlTupleSet {
+            acks: vec![ack(&[(1, -5)], 7), ack(&[], 0)],
+            fails: vec![ack(&[(-3, i64::MAX), (200_000, 1)], i64::MIN)],
+            emits: vec![],
+        }),
+        src_task_id: -7,
+    };
+    assert_eq!(decoded, expected);
+    // byte for byte what prost writes when acks and fails are not interleaved
+    let mut only_acks = ControlTuples::default();
+    only_acks.push(ControlKind::Ack, &[(1, -5)], 7);
+    let mut frames = BytesMut::new();
+    only_acks.take_frame(&mut frames, 4);
+    let packet = HeronCodec::new(0)
+        .decode_packet(&mut frames)
+        .unwrap()
+        .unwrap();
+    let prost = HeronTupleSet {
+        data: None,
+        control: Some(HeronControlTupleSet {
+            acks: vec![ack(&[(1, -5)], 7)],
+            fails: vec![],
+            emits: vec![],
+        }),
+        src_task_id: 4,
+    }
+    .encode_to_vec();
+    assert_eq!(&packet.payload[..], &prost[..]);
+    // an empty set writes nothing
+    let mut frames = BytesMut::new();
+    ControlTuples::default().take_frame(&mut frames, 1);
+    assert!(frames.is_empty());
+}

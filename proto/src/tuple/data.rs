@@ -1,0 +1,316 @@
+//! One data tuple, `heron.proto.system.HeronDataTuple { required sfixed64 key = 1; repeated
+//! RootId roots = 2; repeated bytes values = 3; repeated int32 dest_task_ids = 4 }` with
+//! `RootId { required int32 taskid = 1; required sfixed64 key = 2 }`: written straight into a
+//! set's buffer by an emit, and read in place by the stream manager (which looks at a few
+//! fields and forwards the bytes unchanged) and by the instance (which decodes the values).
+
+use bytes::{BufMut, BytesMut};
+
+use super::fields::{fields, int32, key, put_varint, read_varint, varint_len, wrong, Field};
+use super::fields::{FIXED64, LEN, VARINT};
+use super::TupleError;
+
+const M: &str = "HeronDataTuple";
+
+/// A tuple value that knows its own encoding: what [`put_data_tuple`] writes as one entry of
+/// `values`. The user API implements it for its values; `&[u8]` is a value already encoded.
+pub trait EncodeValue {
+    /// The number of bytes [`EncodeValue::encode_to`] writes.
+    fn encoded_len(&self) -> usize;
+    /// Appends the encoding.
+    fn encode_to(&self, buf: &mut BytesMut);
+}
+
+impl EncodeValue for &[u8] {
+    fn encoded_len(&self) -> usize {
+        self.len()
+    }
+
+    fn encode_to(&self, buf: &mut BytesMut) {
+        buf.put_slice(self);
+    }
+}
+
+fn root_len(taskid: i32) -> usize {
+    1 + varint_len(int32(taskid)) + 1 + 8
+}
+
+/// The encoded length of the `RootId`s `roots` as repeated field `field_no` entries.
+pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
+    roots
+        .iter()
+        .map(|&(taskid, _)| {
+            let r = root_len(taskid);
+            1 + varint_len(r as u64) + r
+        })
+        .sum()
+}
+
+/// Appends `roots` as entries of repeated `RootId` field `field_no`.
+pub(crate) fn put_roots(buf: &mut BytesMut, field_no: u8, roots: &[(i32, i64)]) {
+    for &(taskid, k) in roots {
+        buf.put_u8(key(field_no, LEN));
+        put_varint(buf, root_len(taskid) as u64);
+        buf.put_u8(key(1, VARINT));
+        put_varint(buf, int32(taskid));
+        buf.put_u8(key(2, FIXED64));
+        buf.put_i64_le(k);
+    }
+}
+
+/// Appends one `HeronDataTuple` (key 0) as field 2 (`tuples`) of a `HeronDataTupleSet` and
+/// returns the number of bytes written. No allocation beyond growing `buf`.
+///
+/// ```
+/// use heron_proto::prost::Message;
+/// use heron_proto::system::HeronDataTuple;
+/// use heron_proto::tuple::put_data_tuple;
+/// let mut buf = bytes::BytesMut::new();
+/// let value: &[u8] = b"\x04word";
+/// put_data_tuple(&mut buf, &[(1, 42)], &[value], &[]);
+/// // field 2 of the set, its length, then the tuple
+/// let tuple = HeronDataTuple::decode(&buf[2..]).unwrap();
+/// assert_eq!(tuple.roots[0].key, 42);
+/// assert_eq!(&tuple.values[0][..], value);
+/// ```
+pub fn put_data_tuple<V: EncodeValue>(
+    buf: &mut BytesMut,
+    roots: &[(i32, i64)],
+    values: &[V],
+    dest_task_ids: &[i32],
+) -> usize {
+    let mut len = 1 + 8 + roots_len(roots); // key, roots
+    for v in values {
+        let n = v.encoded_len();
+        len += 1 + varint_len(n as u64) + n;
+    }
+    for &t in dest_task_ids {
+        len += 1 + varint_len(int32(t));
+    }
+    let total = 1 + varint_len(len as u64) + len;
+    buf.reserve(total);
+    buf.put_u8(key(2, LEN));
+    put_varint(buf, len as u64);
+    buf.put_u8(key(1, FIXED64));
+    buf.put_i64_le(0);
+    put_roots(buf, 2, roots);
+    for v in values {
+        buf.put_u8(key(3, LEN));
+        put_varint(buf, v.encoded_len() as u64);
+        v.encode_to(buf);
+    }
+    for &t in dest_task_ids {
+        buf.put_u8(key(4, VARINT));
+        put_varint(buf, int32(t));
+    }
+    total
+}
+
+/// Checks a `RootId` and reads its task id and key (missing fields read as 0) in one walk.
+#[inline]
+pub(crate) fn decode_root(root: &[u8]) -> Result<(i32, i64), TupleError> {
+    let (mut task, mut k) = (0i32, 0i64);
+    let mut f = fields(root);
+    while !f.is_empty() {
+        match f.read()? {
+            // int32: the low 32 bits of the varint, as prost reads it
+            (1, Field::Varint(v)) => task = v as i32,
+            (2, Field::Fixed64(v)) => k = v as i64,
+            (n @ 1..=2, v) => return Err(wrong("RootId", n, &v)),
+            _ => {}
+        }
+    }
+    Ok((task, k))
+}
+
+/// A checked `RootId`'s task id and key (missing fields read as 0).
+pub fn read_root(root: &[u8]) -> (i32, i64) {
+    decode_root(root).unwrap_or((0, 0))
+}
+
+/// Walks a serialized `HeronDataTuple`, checking it, handing each root to `root` and each
+/// encoded value to `value`; returns its key. Destination task ids and unknown fields are
+/// skipped. This is how the instance decodes what it executes.
+///
+/// ```
+/// use heron_proto::tuple::walk_data_tuple;
+/// // key 7, one value "\x02\x01"
+/// let t = [0x09, 7, 0, 0, 0, 0, 0, 0, 0, 0x1a, 2, 2, 1];
+/// let mut values = Vec::new();
+/// let key = walk_data_tuple(&t, |_, _| {}, |v| Ok(values.push(v))).unwrap();
+/// assert_eq!((key, values), (7, vec![&[2u8, 1][..]]));
+/// ```
+pub fn walk_data_tuple<'a>(
+    tuple: &'a [u8],
+    mut root: impl FnMut(i32, i64),
+    mut value: impl FnMut(&'a [u8]) -> Result<(), TupleError>,
+) -> Result<i64, TupleError> {
+    let mut f = fields(tuple);
+    let mut tuple_key = 0;
+    while !f.is_empty() {
+        match f.read()? {
+            (1, Field::Fixed64(k)) => tuple_key = k as i64,
+            (2, Field::Len(r)) => {
+                let (task, k) = decode_root(r)?;
+                root(task, k);
+            }
+            (3, Field::Len(v)) => value(v)?,
+            (n @ 1..=3, v) => return Err(wrong(M, n, &v)),
+            _ => {}
+        }
+    }
+    Ok(tuple_key)
+}
+
+/// Checks that `tuple` is a well-formed `HeronDataTuple`, so that what is forwarded parses.
+pub fn check_tuple(tuple: &[u8]) -> Result<(), TupleError> {
+    scan_tuple(tuple).map(drop)
+}
+
+/// Roots a [`TupleScan`] keeps inline; a tuple with more is walked again for them.
+pub const INLINE_ROOTS: usize = 4;
+/// Values a [`TupleScan`] keeps (as ranges); a tuple with more is walked again for them.
+pub const INLINE_VALUES: usize = 8;
+
+/// What one walk over a tuple finds ([`scan_tuple`]): that it is well formed, where its key
+/// is, its roots and where its values are. The stream manager's data path needs the check and
+/// the values (fields grouping), in ATLEAST_ONCE also the key and the roots.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TupleScan {
+    /// Where the 8 bytes of the `key` field are (its last occurrence), if it has one.
+    pub key_offset: Option<usize>,
+    /// How many roots the tuple has.
+    pub roots: usize,
+    inline: [(i32, i64); INLINE_ROOTS],
+    /// How many values the tuple has.
+    values: usize,
+    /// Where the first [`INLINE_VALUES`] values are in the tuple: (start, end).
+    value_ranges: [(u32, u32); INLINE_VALUES],
+}
+
+impl TupleScan {
+    /// Calls `f` with the serialized values of the scanned `tuple`, in schema order.
+    #[inline]
+    pub fn for_each_value<'t>(&self, tuple: &'t [u8], mut f: impl FnMut(&'t [u8])) {
+        if self.values <= INLINE_VALUES {
+            for &(start, end) in &self.value_ranges[..self.values] {
+                f(&tuple[start as usize..end as usize]);
+            }
+        } else {
+            values(tuple).for_each(f);
+        }
+    }
+
+    /// Calls `f(taskid, key)` for every root of the scanned `tuple`.
+    #[inline]
+    pub fn for_each_root(&self, tuple: &[u8], mut f: impl FnMut(i32, i64)) {
+        if self.roots <= INLINE_ROOTS {
+            for &(task, key) in &self.inline[..self.roots] {
+                f(task, key);
+            }
+        } else {
+            for_each_root(tuple, f);
+        }
+    }
+}
+
+/// Checks `tuple` and collects its key offset, roots and value positions in one walk.
+///
+/// ```
+/// use heron_proto::tuple::scan_tuple;
+/// let t = [0x09, 7, 0, 0, 0, 0, 0, 0, 0, 0x1a, 1, 0xaa];
+/// let scan = scan_tuple(&t).unwrap();
+/// assert_eq!(scan.key_offset, Some(1));
+/// let mut values = Vec::new();
+/// scan.for_each_value(&t, |v| values.push(v));
+/// assert_eq!(values, vec![&[0xaa][..]]);
+/// assert!(scan_tuple(&[0x08, 1]).is_err(), "key with the wrong wire type");
+/// ```
+pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
+    let mut scan = TupleScan::default();
+    let mut f = fields(tuple);
+    while !f.is_empty() {
+        match f.read()? {
+            (1, Field::Fixed64(_)) => scan.key_offset = Some(tuple.len() - f.remaining() - 8),
+            (3, Field::Len(v)) => {
+                if scan.values < INLINE_VALUES {
+                    let end = tuple.len() - f.remaining();
+                    // a tuple is at most a packet, far below 4 GiB
+                    scan.value_ranges[scan.values] = ((end - v.len()) as u32, end as u32);
+                }
+                scan.values += 1;
+            }
+            (4, Field::Varint(_)) => {}
+            (2, Field::Len(root)) => {
+                let r = decode_root(root)?;
+                if scan.roots < INLINE_ROOTS {
+                    scan.inline[scan.roots] = r;
+                }
+                scan.roots += 1;
+            }
+            (4, Field::Len(mut packed)) => {
+                while !packed.is_empty() {
+                    read_varint(&mut packed)?;
+                }
+            }
+            (n @ 1..=4, v) => return Err(wrong(M, n, &v)),
+            _ => {}
+        }
+    }
+    Ok(scan)
+}
+
+/// The serialized values of a checked tuple, in schema order.
+pub fn values(tuple: &[u8]) -> impl Iterator<Item = &[u8]> {
+    fields(tuple).map_while(Result::ok).filter_map(|f| match f {
+        (3, Field::Len(v)) => Some(v),
+        _ => None,
+    })
+}
+
+/// Calls `f` for every `dest_task_ids` entry of a checked tuple (packed or not).
+pub fn for_each_dest_task(tuple: &[u8], mut f: impl FnMut(i32)) {
+    for field in fields(tuple).map_while(Result::ok) {
+        match field {
+            // int32 on the wire is the sign-extended 64-bit varint; truncation restores it.
+            (4, Field::Varint(v)) => f(v as i32),
+            (4, Field::Len(mut packed)) => {
+                while let Ok(v) = read_varint(&mut packed) {
+                    f(v as i32);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where the 8 bytes of a checked tuple's `key` (field 1, sfixed64) are, if it has one (the
+/// last occurrence, which is the one a parser keeps). Encoders write it first.
+pub fn tuple_key_offset(tuple: &[u8]) -> Option<usize> {
+    let mut found = None;
+    let mut f = fields(tuple);
+    while !f.is_empty() {
+        let Ok((n, v)) = f.read() else { break };
+        if let (1, Field::Fixed64(_)) = (n, v) {
+            found = Some(tuple.len() - f.remaining() - 8);
+        }
+    }
+    found
+}
+
+/// Calls `f(taskid, key)` for every root of a checked tuple; returns how many there were.
+#[inline]
+pub fn for_each_root(tuple: &[u8], mut f: impl FnMut(i32, i64)) -> usize {
+    let mut n = 0;
+    for field in fields(tuple).map_while(Result::ok) {
+        if let (2, Field::Len(root)) = field {
+            let (task, key) = read_root(root);
+            f(task, key);
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests;

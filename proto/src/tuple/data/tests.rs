@@ -1,0 +1,149 @@
+use super::*;
+use crate::system::{HeronDataTuple, RootId};
+use crate::Message;
+
+fn prost_tuple(key: i64, roots: &[(i32, i64)], values: &[&[u8]], dest: &[i32]) -> HeronDataTuple {
+    HeronDataTuple {
+        key,
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| RootId { taskid, key })
+            .collect(),
+        values: values
+            .iter()
+            .map(|v| bytes::Bytes::copy_from_slice(v))
+            .collect(),
+        dest_task_ids: dest.to_vec(),
+    }
+}
+
+#[test]
+fn data_tuple_encoding_matches_prost() {
+    let roots = [(1, -5), (-3, i64::MAX)];
+    let big = vec![0u8; 300];
+    let values: [&[u8]; 3] = [b"\x04word", b"\x02\x01", &big];
+    let dests = [7, -2, 100_000];
+    let mut buf = BytesMut::new();
+    let n = put_data_tuple(&mut buf, &roots, &values, &dests);
+    assert_eq!(n, buf.len());
+    let expected = prost_tuple(0, &roots, &values, &dests);
+    // Field 2 of the set: key byte, length, then the tuple.
+    let mut f = fields(&buf);
+    let (field, inner) = f.next().unwrap().unwrap();
+    assert_eq!(field, 2);
+    let Field::Len(inner) = inner else {
+        panic!("{inner:?}")
+    };
+    assert!(f.next().is_none());
+    assert_eq!(HeronDataTuple::decode(inner).unwrap(), expected);
+    // prost writes the same bytes (dest_task_ids unpacked, as proto2 does).
+    assert_eq!(inner, &expected.encode_to_vec()[..]);
+
+    let (mut vs, mut rs) = (Vec::new(), Vec::new());
+    let key = walk_data_tuple(
+        inner,
+        |t, k| rs.push((t, k)),
+        |v| {
+            vs.push(v);
+            Ok(())
+        },
+    );
+    assert_eq!(key, Ok(0));
+    assert_eq!(vs, values);
+    assert_eq!(rs, roots);
+}
+
+#[test]
+fn the_walk_reads_prost_output_and_rejects_garbage() {
+    let t = prost_tuple(42, &[(3, 9)], &[&[2, 1, 0, 0, 0, 0, 0, 0, 0]], &[]);
+    let walk = |b: &[u8]| walk_data_tuple(b, |_, _| {}, |_| Ok(()));
+    assert_eq!(walk(&t.encode_to_vec()), Ok(42));
+    assert_eq!(walk(&[0x1a, 5, 4]), Err(TupleError::Truncated));
+    assert_eq!(walk(&[0x09, 1]), Err(TupleError::Truncated));
+    assert!(matches!(
+        walk(&[0x08, 1]),
+        Err(TupleError::WireType { field: 1, .. })
+    ));
+    assert_eq!(walk(&[0x00]), Err(TupleError::BadKey(0)));
+    // a value the caller refuses
+    assert_eq!(
+        walk_data_tuple(
+            &[0x1a, 1, 9],
+            |_, _| {},
+            |_| Err(TupleError::Value("bad".into()))
+        ),
+        Err(TupleError::Value("bad".into()))
+    );
+    // Unknown fields are skipped.
+    assert_eq!(walk(&[0x28, 5, 0x09, 1, 0, 0, 0, 0, 0, 0, 0]), Ok(1));
+}
+
+#[test]
+fn packed_dest_task_ids_are_read_too() {
+    // field 4, wire type 2: [7, 300]
+    let t = [0x22u8, 3, 7, 0xac, 0x02];
+    check_tuple(&t).unwrap();
+    let mut dest = Vec::new();
+    for_each_dest_task(&t, |d| dest.push(d));
+    assert_eq!(dest, vec![7, 300]);
+    let t = prost_tuple(0, &[], &[b"\x04b"], &[5, -2]).encode_to_vec();
+    let mut dest = Vec::new();
+    for_each_dest_task(&t, |d| dest.push(d));
+    assert_eq!(dest, vec![5, -2]);
+}
+
+#[test]
+fn malformed_tuples_are_refused() {
+    // key with wire type 0 instead of fixed64
+    assert!(matches!(
+        check_tuple(&[0x08, 0x01]),
+        Err(TupleError::WireType { field: 1, .. })
+    ));
+    // value that runs past the end
+    assert_eq!(check_tuple(&[0x1a, 5, 1, 2]), Err(TupleError::Truncated));
+    // field number 0
+    assert!(matches!(
+        check_tuple(&[0x00, 0x01]),
+        Err(TupleError::BadKey(0))
+    ));
+    // group wire type
+    assert!(matches!(check_tuple(&[0x0b]), Err(TupleError::BadKey(_))));
+    // root with a bad key type
+    assert!(check_tuple(&[0x12, 2, 0x11, 0x01]).is_err());
+    // unknown fields are skipped
+    check_tuple(&[0x28, 0x01, 0x1a, 0]).unwrap();
+}
+
+#[test]
+fn one_scan_finds_what_the_separate_walks_find() {
+    for roots in [0usize, 1, 4, 5, 9] {
+        let t = HeronDataTuple {
+            key: 0x1122_3344_5566_7788,
+            roots: (0..roots)
+                .map(|i| RootId {
+                    taskid: i as i32 - 2,
+                    key: (i as i64 + 1) * -1_000_003,
+                })
+                .collect(),
+            values: vec![bytes::Bytes::from_static(b"word")],
+            dest_task_ids: vec![7, -1],
+        }
+        .encode_to_vec();
+        let scan = scan_tuple(&t).unwrap();
+        assert_eq!(scan.key_offset, tuple_key_offset(&t));
+        assert_eq!(scan.roots, roots);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        scan.for_each_root(&t, |task, key| a.push((task, key)));
+        for_each_root(&t, |task, key| b.push((task, key)));
+        assert_eq!(a, b, "{roots} roots");
+        let vals: Vec<&[u8]> = values(&t).collect();
+        assert_eq!(vals, vec![&b"word"[..]]);
+    }
+    let many: Vec<Vec<u8>> = (0..INLINE_VALUES as u8 + 3).map(|i| vec![i]).collect();
+    let refs: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
+    let t = prost_tuple(0, &[], &refs, &[]).encode_to_vec();
+    let mut seen = Vec::new();
+    scan_tuple(&t).unwrap().for_each_value(&t, |v| seen.push(v));
+    assert_eq!(seen, refs);
+    assert_eq!(tuple_key_offset(&[0x1a, 0]), None);
+}

@@ -1,0 +1,329 @@
+//! The sets an instance sends its stream manager: `heron.proto.system.HeronTupleSet {
+//! HeronDataTupleSet data = 1; HeronControlTupleSet control = 2; int32 src_task_id = 3 }` with
+//! `HeronDataTupleSet { required StreamId stream = 1; repeated HeronDataTuple tuples = 2 }` and
+//! `heron.proto.api.StreamId { required string id = 1; required string component_name = 2 }`.
+//! The instance writes each closed set as a whole Heron packet with one copy; the stream
+//! manager splits a received set in place and walks its tuples without decoding them.
+
+use bytes::{BufMut, BytesMut};
+use prost::Name;
+
+use super::fields::{fields, int32, key, put_varint, varint_len, wrong, Field};
+use super::fields::{LEN, VARINT};
+use super::TupleError;
+use crate::system::HeronTupleSet;
+
+/// The encoded `StreamId` message as the `stream` field (1) of a `HeronDataTupleSet`: computed
+/// once per output stream and copied in front of every data set.
+///
+/// ```
+/// use heron_proto::prost::Message;
+/// use heron_proto::system::HeronDataTupleSet;
+/// let field = heron_proto::tuple::stream_field("words", "split");
+/// let set = HeronDataTupleSet::decode(&field[..]).unwrap();
+/// assert_eq!((&*set.stream.id, &*set.stream.component_name), ("words", "split"));
+/// ```
+pub fn stream_field(id: &str, component: &str) -> Vec<u8> {
+    let inner = 1
+        + varint_len(id.len() as u64)
+        + id.len()
+        + 1
+        + varint_len(component.len() as u64)
+        + component.len();
+    let mut out = BytesMut::with_capacity(inner + 6);
+    out.put_u8(key(1, LEN));
+    put_varint(&mut out, inner as u64);
+    out.put_u8(key(1, LEN));
+    put_varint(&mut out, id.len() as u64);
+    out.put_slice(id.as_bytes());
+    out.put_u8(key(2, LEN));
+    put_varint(&mut out, component.len() as u64);
+    out.put_slice(component.as_bytes());
+    out.to_vec()
+}
+
+/// Appends a whole Heron packet carrying a `HeronTupleSet` from `src_task` whose data set is
+/// the encoded `stream` field ([`stream_field`]) followed by the encoded `tuples`
+/// ([`super::put_data_tuple`]).
+pub fn put_data_set_frame(out: &mut BytesMut, stream: &[u8], tuples: &[u8], src_task: i32) {
+    put_set_frame(out, 1, [stream, tuples], src_task);
+}
+
+/// Appends a whole Heron packet carrying a `HeronTupleSet` from `src_task` whose control set
+/// is `control` (encoded `HeronControlTupleSet` fields, see [`super::ControlTuples`]).
+pub fn put_control_set_frame(out: &mut BytesMut, control: &[u8], src_task: i32) {
+    put_set_frame(out, 2, [control, &[]], src_task);
+}
+
+/// A `HeronTupleSet` packet with one message field (`data` = 1 or `control` = 2), encoded as
+/// the concatenation of `parts`.
+fn put_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 2], src_task: i32) {
+    let data_len = parts[0].len() + parts[1].len();
+    let src = int32(src_task);
+    let payload = 1 + varint_len(data_len as u64) + data_len + 1 + varint_len(src);
+    let name = HeronTupleSet::full_name();
+    let data_size = 4 + name.len() + crate::codec::REQID_LEN + 4 + payload;
+    out.reserve(4 + data_size);
+    out.put_u32(data_size as u32);
+    out.put_i32(name.len() as i32);
+    out.put_slice(name.as_bytes());
+    out.put_bytes(0, crate::codec::REQID_LEN);
+    out.put_i32(payload as i32);
+    out.put_u8(key(field, LEN));
+    put_varint(out, data_len as u64);
+    out.put_slice(parts[0]);
+    out.put_slice(parts[1]);
+    out.put_u8(key(3, VARINT));
+    put_varint(out, src);
+}
+
+/// The parts of a `HeronTupleSet`, still encoded.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TupleSetParts<'a> {
+    /// The encoded `HeronDataTupleSet`, if any.
+    pub data: Option<&'a [u8]>,
+    /// The encoded `HeronControlTupleSet`, if any.
+    pub control: Option<&'a [u8]>,
+}
+
+/// Splits a `HeronTupleSet` into its data and control sets (the last occurrence of each wins).
+pub fn split_tuple_set(buf: &[u8]) -> Result<TupleSetParts<'_>, TupleError> {
+    const M: &str = "HeronTupleSet";
+    let mut parts = TupleSetParts::default();
+    for f in fields(buf) {
+        match f? {
+            (1, Field::Len(d)) => parts.data = Some(d),
+            (2, Field::Len(c)) => parts.control = Some(c),
+            (3, Field::Varint(_)) => {}
+            (n @ 1..=3, v) => return Err(wrong(M, n, &v)),
+            _ => {}
+        }
+    }
+    Ok(parts)
+}
+
+/// A `HeronDataTupleSet` read in place ([`split_data_set`]): its stream and its still-encoded
+/// tuples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataSetRef<'a> {
+    /// The producing component (`StreamId.component_name`).
+    pub component: &'a str,
+    /// The stream id (`StreamId.id`).
+    pub stream: &'a str,
+    body: &'a [u8],
+}
+
+impl<'a> DataSetRef<'a> {
+    /// Calls `f` with the encoded bytes of every `HeronDataTuple`, in order.
+    pub fn for_each_tuple(
+        &self,
+        mut f: impl FnMut(&'a [u8]) -> Result<(), TupleError>,
+    ) -> Result<(), TupleError> {
+        for field in fields(self.body) {
+            match field? {
+                (2, Field::Len(t)) => f(t)?,
+                (2, v) => return Err(wrong("HeronDataTupleSet", 2, &v)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of tuples, for counting what is dropped.
+    pub fn count(&self) -> u64 {
+        fields(self.body)
+            .filter(|f| matches!(f, Ok((2, _))))
+            .count() as u64
+    }
+}
+
+/// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
+pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
+    let mut stream = None;
+    // Encoders write the stream first; look further only if it is not there.
+    if let Some(Ok((1, Field::Len(s)))) = fields(buf).next() {
+        stream = Some(s);
+    } else {
+        for f in fields(buf) {
+            match f? {
+                (1, Field::Len(s)) => stream = Some(s),
+                (1, v) => return Err(wrong("HeronDataTupleSet", 1, &v)),
+                _ => {}
+            }
+        }
+    }
+    let stream = stream.ok_or(TupleError::Missing("HeronDataTupleSet.stream"))?;
+    let (mut id, mut component) = (None, None);
+    for f in fields(stream) {
+        match f? {
+            (1, Field::Len(s)) => id = Some(s),
+            (2, Field::Len(s)) => component = Some(s),
+            (n @ 1..=2, v) => return Err(wrong("StreamId", n, &v)),
+            _ => {}
+        }
+    }
+    fn utf8<'a>(b: Option<&'a [u8]>, what: &'static str) -> Result<&'a str, TupleError> {
+        std::str::from_utf8(b.ok_or(TupleError::Missing(what))?).map_err(|_| TupleError::Utf8(what))
+    }
+    Ok(DataSetRef {
+        stream: utf8(id, "StreamId.id")?,
+        component: utf8(component, "StreamId.component_name")?,
+        body: buf,
+    })
+}
+
+/// Calls `f(stream id, tuples)` for each `HeronTupleSet` with data among the framed Heron
+/// packets `frames` (as an instance writes them); other packets are skipped, and a truncated
+/// or malformed packet ends the walk. For counting what is sent without decoding it.
+pub fn for_each_data_set(frames: &[u8], mut f: impl FnMut(&str, u64)) {
+    fn be_u32(b: &[u8], at: usize) -> Option<usize> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
+    }
+    let name = HeronTupleSet::full_name();
+    let mut at = 0;
+    while let Some(size) = be_u32(frames, at) {
+        let Some(packet) = frames.get(at + 4..at + 4 + size) else {
+            return;
+        };
+        at += 4 + size;
+        let Some(name_len) = be_u32(packet, 0) else {
+            return;
+        };
+        if packet.get(4..4 + name_len) != Some(name.as_bytes()) {
+            continue;
+        }
+        // name, REQID, payload length, payload
+        let Some(payload) = packet.get(4 + name_len + crate::codec::REQID_LEN + 4..) else {
+            return;
+        };
+        let Ok(TupleSetParts {
+            data: Some(data), ..
+        }) = split_tuple_set(payload)
+        else {
+            continue;
+        };
+        if let Ok(set) = split_data_set(data) {
+            f(set.stream, set.count());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::StreamId;
+    use crate::codec::{encode_message, HeronCodec, ReqId};
+    use crate::system::{HeronDataTuple, HeronDataTupleSet};
+    use crate::tuple::{check_tuple, put_data_tuple, values};
+    use crate::Message;
+    use std::collections::BTreeMap;
+
+    fn set(stream: &str, n: usize) -> HeronTupleSet {
+        HeronTupleSet {
+            data: Some(HeronDataTupleSet {
+                stream: StreamId {
+                    id: stream.into(),
+                    component_name: "c".into(),
+                },
+                tuples: (0..n)
+                    .map(|k| HeronDataTuple {
+                        key: k as i64,
+                        values: vec![bytes::Bytes::from_static(b"\x04a")],
+                        dest_task_ids: vec![5, -2],
+                        ..Default::default()
+                    })
+                    .collect(),
+            }),
+            control: None,
+            src_task_id: 4,
+        }
+    }
+
+    #[test]
+    fn a_tuple_set_splits_into_stream_and_tuple_bytes() {
+        let s = set("default", 2);
+        let bytes = s.encode_to_vec();
+        let parts = split_tuple_set(&bytes).unwrap();
+        assert!(parts.control.is_none());
+        let data = split_data_set(parts.data.unwrap()).unwrap();
+        assert_eq!((data.component, data.stream), ("c", "default"));
+        assert_eq!(data.count(), 2);
+        let mut seen = Vec::new();
+        data.for_each_tuple(|t| {
+            check_tuple(t)?;
+            seen.push(t.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        let tuples = &s.data.as_ref().unwrap().tuples;
+        assert_eq!(seen[0], tuples[0].encode_to_vec());
+        assert_eq!(seen[1], tuples[1].encode_to_vec());
+        assert_eq!(values(&seen[0]).collect::<Vec<_>>(), vec![&b"\x04a"[..]]);
+    }
+
+    #[test]
+    fn a_data_set_without_its_stream_is_refused() {
+        // only a tuple field, no stream
+        assert_eq!(
+            split_data_set(&[0x12, 0]),
+            Err(TupleError::Missing("HeronDataTupleSet.stream"))
+        );
+        assert_eq!(
+            split_data_set(&[0x0a, 2, 0x0a, 0]),
+            Err(TupleError::Missing("StreamId.component_name"))
+        );
+        assert_eq!(
+            split_data_set(&[0x0a, 6, 0x0a, 1, 0xff, 0x12, 1, b'c']),
+            Err(TupleError::Utf8("StreamId.id"))
+        );
+    }
+
+    #[test]
+    fn data_and_control_frames_are_heron_packets_prost_decodes() {
+        let mut tuples = BytesMut::new();
+        let v: &[u8] = b"\x04w";
+        put_data_tuple(&mut tuples, &[(1, 2)], &[v], &[7]);
+        put_data_tuple(&mut tuples, &[], &[v], &[]);
+        let stream = stream_field("words", "split");
+        let mut out = BytesMut::new();
+        put_data_set_frame(&mut out, &stream, &tuples, -7);
+        put_control_set_frame(&mut out, &[], 3);
+        let codec = HeronCodec::new(0);
+        let packet = codec.decode_packet(&mut out).unwrap().unwrap();
+        assert!(packet.reqid.is_zero());
+        let set: HeronTupleSet = packet.decode().unwrap();
+        assert_eq!(set.src_task_id, -7);
+        assert!(set.control.is_none());
+        let data = set.data.unwrap();
+        assert_eq!(data.stream.id, "words");
+        assert_eq!(data.stream.component_name, "split");
+        assert_eq!(data.tuples.len(), 2);
+        assert_eq!(data.tuples[0].dest_task_ids, vec![7]);
+        let set: HeronTupleSet = codec
+            .decode_packet(&mut out)
+            .unwrap()
+            .unwrap()
+            .decode()
+            .unwrap();
+        assert_eq!(set.src_task_id, 3);
+        assert!(set.data.is_none() && set.control.is_some());
+        assert!(out.is_empty(), "exactly two packets");
+    }
+
+    #[test]
+    fn counts_data_sets_in_frames() {
+        let mut buf = BytesMut::new();
+        encode_message(&mut buf, &ReqId::ZERO, &set("default", 3));
+        encode_message(&mut buf, &ReqId::ZERO, &StreamId::default());
+        encode_message(&mut buf, &ReqId::ZERO, &set("marks", 2));
+        encode_message(&mut buf, &ReqId::ZERO, &set("default", 1));
+        let mut seen = BTreeMap::new();
+        for_each_data_set(&buf, |s, n| *seen.entry(s.to_string()).or_insert(0) += n);
+        assert_eq!(seen["default"], 4);
+        assert_eq!(seen["marks"], 2);
+        // truncated input counts what is complete and stops
+        let mut n = 0;
+        for_each_data_set(&buf[..buf.len() - 3], |_, k| n += k);
+        assert_eq!(n, 5);
+    }
+}
