@@ -28,7 +28,7 @@ use heron_proto::system::{
 };
 use heron_proto::tuple as wire;
 use heron_proto::{Message, Name, Packet, ReqId};
-use heron_stmgr::bench_api::{instance, Core, Router};
+use heron_stmgr::bench_api::{instance, Action, Core, CoreConfig, Incoming, Router};
 
 const N: usize = 1000;
 const TOPOLOGY: &str = "bench";
@@ -229,7 +229,9 @@ fn bench_groupings(c: &mut Criterion) {
                 let mut n = 0;
                 for t in &tuples {
                     out.clear();
-                    router.route(stream, black_box(t), &mut out);
+                    let t = black_box(t);
+                    let scan = wire::scan_tuple(t).unwrap();
+                    router.route(stream, t, &scan, &mut out);
                     n += out.len();
                 }
                 n
@@ -272,7 +274,8 @@ fn bench_parse(c: &mut Criterion) {
             set.for_each_tuple(|t| {
                 wire::check_tuple(t)?;
                 out.clear();
-                router.route(stream, t, &mut out);
+                let scan = wire::scan_tuple(t)?;
+                router.route(stream, t, &scan, &mut out);
                 n += out.len();
                 Ok(())
             })
@@ -293,10 +296,18 @@ fn running_core(g: G, acking: bool) -> Core {
         .map(|i| i.instance_id.clone())
         .collect();
     let now = Instant::now();
-    let mut core = Core::new(TOPOLOGY, TOPOLOGY_ID, "stmgr-1", &ids, now);
+    let cfg = CoreConfig {
+        topology_name: TOPOLOGY.into(),
+        topology_id: TOPOLOGY_ID.into(),
+        stmgr_id: "stmgr-1".into(),
+        instance_ids: ids,
+        max_packet_size: heron_stmgr::DEFAULT_MAX_PACKET_SIZE,
+        batch_bytes: heron_stmgr::BATCH_BYTES,
+    };
+    let mut core = Core::new(cfg, now);
     for i in &pplan.instances {
         let conn = i.info.task_id as u64;
-        core.instance_connected(conn);
+        core.on_connected(conn, Incoming::Instance, format!("bench-{conn}"));
         let req = RegisterInstanceRequest {
             instance: i.clone(),
             topology_name: TOPOLOGY.into(),
@@ -305,8 +316,19 @@ fn running_core(g: G, acking: bool) -> Core {
         core.on_packet(conn, &Packet::from_message(ReqId::random(), &req), now);
     }
     core.on_pplan(pplan, now);
-    core.end_round(now, true);
+    round(&mut core, now);
     core
+}
+
+/// Ends a round and drops the resulting actions; returns the bytes it would write.
+fn round(core: &mut Core, now: Instant) -> usize {
+    core.end_round(now, true);
+    core.drain_actions()
+        .map(|a| match a {
+            Action::Send(_, b) => b.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 fn bench_data_path(c: &mut Criterion) {
@@ -323,9 +345,9 @@ fn bench_data_path(c: &mut Criterion) {
             // One round first: every tuple must reach a local bolt.
             let now = Instant::now();
             core.on_packet(1, &packet, now);
-            assert!(core.end_round(now, true) > 0);
-            assert_eq!(core.tuples_from_instances(), N as u64);
-            assert_eq!(core.tuples_to_instances(), N as u64);
+            assert!(round(&mut core, now) > 0);
+            assert_eq!(core.counters().tuples_from_instances, N as u64);
+            assert_eq!(core.delivered().to_instances, N as u64);
             let mode = if acking {
                 "at_least_once"
             } else {
@@ -335,7 +357,7 @@ fn bench_data_path(c: &mut Criterion) {
                 b.iter(|| {
                     let now = Instant::now();
                     core.on_packet(1, black_box(&packet), now);
-                    core.end_round(now, true)
+                    round(&mut core, now)
                 })
             });
         }

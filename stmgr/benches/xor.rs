@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use heron_stmgr::bench_api::XorTracker;
+use heron_stmgr::bench_api::{XorTracker, DEFAULT_NBUCKETS};
 
 const TREES: usize = 1000;
 const SPOUT_TASKS: [i32; 4] = [1, 2, 3, 4];
@@ -42,7 +42,7 @@ impl Keys {
 }
 
 fn tracker() -> XorTracker {
-    XorTracker::new(&SPOUT_TASKS, TIMEOUT, Instant::now())
+    XorTracker::new(&SPOUT_TASKS, TIMEOUT, DEFAULT_NBUCKETS, Instant::now())
 }
 
 fn task(i: usize) -> i32 {
@@ -170,11 +170,11 @@ fn bench_rotate(c: &mut Criterion) {
                     }
                     t.on_time(t.deadline());
                     t.on_time(t.deadline());
-                    let before = t.expired();
+                    let before = t.expired;
                     let start = Instant::now();
                     t.on_time(black_box(t.deadline()));
                     total += start.elapsed();
-                    assert_eq!(t.expired() - before, n as u64);
+                    assert_eq!(t.expired - before, n as u64);
                 }
                 total
             })

@@ -11,9 +11,11 @@
 //! Each slow connection and each announcement carries the *components* it is slow for; the
 //! wildcard [`ALL`] means the whole topology (Heron's behaviour, and what a notice from a
 //! Heron stream manager means). In our selective mode the stream manager names the slow
-//! components, and only the spouts upstream of them stop (`core::backpressure`).
+//! components, and only the spouts upstream of them stop ([`plan`]).
 
-use crate::core::ConnId;
+use crate::ids::ConnId;
+
+pub(crate) mod plan;
 
 /// Our defaults for `heron.streammgr.network.backpressure.highwatermark.mb` / `lowwatermark.mb`
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM

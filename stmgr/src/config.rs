@@ -56,3 +56,33 @@ pub const MAX_EVENTS_PER_ROUND: usize = 64;
 /// How long a new physical plan is held back from local instances while the links to the
 /// other stream managers come up.
 pub const MESH_WAIT: Duration = Duration::from_secs(5);
+
+/// What the state machine needs of the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreConfig {
+    /// The topology's name.
+    pub topology_name: String,
+    /// The topology's id.
+    pub topology_id: String,
+    /// This stream manager (`stmgr-<container>`).
+    pub stmgr_id: String,
+    /// The instances of this container, which must all register.
+    pub instance_ids: Vec<String>,
+    /// The largest packet read or written.
+    pub max_packet_size: usize,
+    /// The size at which a batch closes.
+    pub batch_bytes: usize,
+}
+
+impl From<&StmgrConfig> for CoreConfig {
+    fn from(c: &StmgrConfig) -> CoreConfig {
+        CoreConfig {
+            topology_name: c.topology_name.clone(),
+            topology_id: c.topology_id.clone(),
+            stmgr_id: c.stmgr_id.clone(),
+            instance_ids: c.instance_ids.clone(),
+            max_packet_size: c.max_packet_size,
+            batch_bytes: BATCH_BYTES,
+        }
+    }
+}

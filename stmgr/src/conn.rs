@@ -5,8 +5,8 @@
 //! most one buffer per connection per round, so both directions cost one wake-up and one
 //! syscall per batch, not per tuple.
 
-use crate::core::{ConnId, Incoming};
 use crate::daemon::Event;
+use crate::ids::{ConnId, Incoming};
 use bytes::{Bytes, BytesMut};
 use heron_proto::HeronCodec;
 use std::sync::atomic::{AtomicUsize, Ordering};

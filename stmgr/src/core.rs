@@ -1,261 +1,58 @@
-//! The stream manager's state machine: connections and their roles, instance registration,
-//! the physical plan, the stmgr mesh's reconnect schedule, and the data path (routing into the
-//! tuple cache, framing closed batches for their connections).
+//! The stream manager's state machine: it composes the parts that each own one concern and
+//! carries their decisions out as [`Action`]s.
+//!
+//! * [`Conns`]: connections, their roles, instance registration;
+//! * [`Mesh`]: the links to the other stream managers and their reconnect schedule;
+//! * [`Router`] and [`TupleCache`]: the routing table a plan implies, per-destination
+//!   batches in their wire form; [`Outbox`]: per-connection buffers, the slot table;
+//! * [`Acking`]: XOR acking (`ATLEAST_ONCE` only);
+//! * [`BackPressure`] and [`PressurePlan`]: watermark decisions, notices, spout pauses.
 //!
 //! It does no I/O. The async shell ([`crate::daemon`]) feeds it events (a connection came, a
 //! packet arrived, a connection went, a plan arrived, time passed) and carries out the
 //! [`Action`]s it returns: bytes to write, connections to close or open, a registration to
 //! send to the tmaster. Frames for one connection are appended to one buffer and handed out
 //! once per round, so a connection gets one write per round whatever the number of batches.
-//!
-//! In `ATLEAST_ONCE` topologies the data path also gives every copy of an anchored tuple a
-//! key and routes acks, fails and emits to the XOR tracker of the root's spout
-//! (`core::acking`); otherwise control tuples are counted and ignored.
 
-use crate::config::{StmgrConfig, BATCH_BYTES, MESH_WAIT, PACKET_OVERHEAD, RECONNECT_INTERVAL};
+use crate::acking::{AckCounters, Acking};
+use crate::backpressure::plan::{notice_components, watermarks, PressurePlan, BACKLOG_POLL};
+use crate::backpressure::{BackPressure, Change};
+use crate::config::{MESH_WAIT, PACKET_OVERHEAD};
+use crate::conns::{Conns, Role};
+use crate::error::{ConnError, TupleContext};
+pub(crate) use crate::ids::names;
+pub use crate::ids::{ConnId, Incoming};
 use crate::instance_server::check_registration;
+use crate::mesh::{Connect, Mesh};
+use crate::outbox::{Delivered, Dest, Outbox};
+use crate::route_set::{RouteInto, Routed};
 use crate::routing::Router;
-use crate::tuple_cache::{Batch, TupleCache};
+use crate::stmgr_server::check_hello;
+use crate::tuple_cache::TupleCache;
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::{encode_message, encode_raw};
 use heron_proto::stmgr::{
     NewInstanceAssignmentMessage, RegisterInstanceRequest, RegisterInstanceResponse,
-    StrMgrHelloRequest, StrMgrHelloResponse, TupleStreamMessage,
+    StartBackPressureMessage, StopBackPressureMessage, StrMgrHelloRequest, StrMgrHelloResponse,
+    TupleStreamMessage,
 };
-use heron_proto::system::{Instance, PhysicalPlan, StatusCode};
+use heron_proto::system::{PhysicalPlan, StatusCode};
 use heron_proto::tuple as wire;
 use heron_proto::{status, Message, Name, Packet, ReqId};
-use std::collections::HashMap;
+use names::*;
 use std::time::Instant;
 use tracing::{debug, error, info, warn};
 
-/// Identifies one connection for the life of the process.
-pub(crate) type ConnId = u64;
-
-/// Type names dispatched on (checked against `M::full_name()` in the tests).
-pub(crate) mod names {
-    pub const HERON_TUPLE_SET: &str = "heron.proto.system.HeronTupleSet";
-    pub const HERON_TUPLE_SET2: &str = "heron.proto.system.HeronTupleSet2";
-    pub const REGISTER_INSTANCE_REQUEST: &str = "heron.proto.stmgr.RegisterInstanceRequest";
-    pub const HELLO_REQUEST: &str = "heron.proto.stmgr.StrMgrHelloRequest";
-    pub const TUPLE_STREAM_MESSAGE: &str = "heron.proto.stmgr.TupleStreamMessage";
-    pub const START_BACK_PRESSURE: &str = "heron.proto.stmgr.StartBackPressureMessage";
-    pub const STOP_BACK_PRESSURE: &str = "heron.proto.stmgr.StopBackPressureMessage";
-}
-use names::*;
-
-/// What the state machine needs of the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CoreConfig {
-    pub topology_name: String,
-    pub topology_id: String,
-    pub stmgr_id: String,
-    pub instance_ids: Vec<String>,
-    pub max_packet_size: usize,
-    pub batch_bytes: usize,
-}
-
-impl From<&StmgrConfig> for CoreConfig {
-    fn from(c: &StmgrConfig) -> CoreConfig {
-        CoreConfig {
-            topology_name: c.topology_name.clone(),
-            topology_id: c.topology_id.clone(),
-            stmgr_id: c.stmgr_id.clone(),
-            instance_ids: c.instance_ids.clone(),
-            max_packet_size: c.max_packet_size,
-            batch_bytes: BATCH_BYTES,
-        }
-    }
-}
-
-/// Which server accepted a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Incoming {
-    /// The instance server (`local_data_port`).
-    Instance,
-    /// The stream-manager server (`data_port`).
-    Stmgr,
-}
-
-/// What the shell must do.
-#[derive(Debug)]
-pub(crate) enum Action {
-    /// Write these bytes (whole frames) to the connection.
-    Send(ConnId, Bytes),
-    /// Close the connection once what was sent to it is written.
-    Close(ConnId),
-    /// Open a client connection to another stream manager and say hello; report the
-    /// outcome with `attempt`.
-    ConnectStmgr {
-        stmgr_id: String,
-        host: String,
-        port: u16,
-        attempt: u64,
-    },
-    /// Every instance has registered: register (again, on reconnects) with these records.
-    RegisterWithTmaster(Vec<Instance>),
-    /// Stop (`true`) or resume reading from the connection (a local spout, back pressure).
-    PauseReads(ConnId, bool),
-}
-
-/// What happened to tuples, for logs and tests.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Counters {
-    /// Data tuples received from local instances.
-    pub tuples_from_instances: u64,
-    /// Tuples on streams nobody consumes, or for which a grouping chose no task.
-    pub tuples_without_consumer: u64,
-    /// Tuples that arrived before the physical plan.
-    pub tuples_without_plan: u64,
-    /// Tuples too large to fit in a packet.
-    pub tuples_too_large: u64,
-    /// Control tuple sets ignored (the topology is not ATLEAST_ONCE).
-    pub control_sets_ignored: u64,
-    /// Tuple sets received from other stream managers.
-    pub sets_from_stmgrs: u64,
-    /// Bytes (whole packets) received from local instances, from and to other stream
-    /// managers, and written to local instances.
-    pub bytes: Bytes4,
-}
-
-/// Bytes of whole packets by direction (Heron's `__bytes_{from,to}_{workers,stmgrs}`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Bytes4 {
-    pub from_instances: u64,
-    pub to_instances: u64,
-    pub from_stmgrs: u64,
-    pub to_stmgrs: u64,
-}
-
-/// Tuples handed to connections or lost, counted where batches are delivered.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Delivered {
-    /// Tuples written to local instances.
-    pub to_instances: u64,
-    /// Tuples written to other stream managers.
-    pub to_stmgrs: u64,
-    /// Tuples whose destination was not connected.
-    pub lost: u64,
-}
-
-#[derive(Debug)]
-enum Role {
-    PendingInstance,
-    Instance { instance_id: String, task_id: i32 },
-    PendingStmgr,
-    Stmgr { stmgr_id: String },
-    StmgrClient { stmgr_id: String },
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Role::PendingInstance => write!(f, "unregistered instance"),
-            Role::Instance { instance_id, .. } => write!(f, "instance {instance_id}"),
-            Role::PendingStmgr => write!(f, "stream manager (no hello yet)"),
-            Role::Stmgr { stmgr_id } => write!(f, "stream manager {stmgr_id} (incoming)"),
-            Role::StmgrClient { stmgr_id } => write!(f, "stream manager {stmgr_id} (outgoing)"),
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Conn {
-    role: Role,
-    peer: String,
-}
-
-#[derive(Debug)]
-struct Registered {
-    instance: Instance,
-    conn: Option<ConnId>,
-}
-
-/// Where a slot's batches go.
-#[derive(Debug, Clone, Copy)]
-struct Dest {
-    conn: ConnId,
-    local: bool,
-    task_id: i32,
-}
-
-/// Per-connection output buffers and the slot -> connection table.
-#[derive(Debug, Default)]
-struct Outbox {
-    slots: Vec<Option<Dest>>,
-    bufs: HashMap<ConnId, BytesMut>,
-    /// Connections whose buffer went from empty to non-empty this round.
-    dirty: Vec<ConnId>,
-    /// Full chunks taken off a connection's buffer this round, in order.
-    ready: Vec<(ConnId, Bytes)>,
-    delivered: Delivered,
-}
-
-/// A connection's buffer is handed out in chunks of about this size. Buffers that grew
-/// through a whole saturated round reached several MB by doubling: each growth copied what
-/// was there, and past glibc's mmap threshold each buffer was a fresh mapping, page-faulted
-/// in and unmapped again (measured: ~8 % of a saturated stream manager's time).
-const OUT_CHUNK: usize = 256 << 10;
-
-impl Outbox {
-    fn buf(&mut self, conn: ConnId) -> &mut BytesMut {
-        let buf = self.bufs.entry(conn).or_default();
-        if buf.len() >= OUT_CHUNK {
-            self.ready.push((conn, buf.split().freeze()));
-        }
-        if buf.is_empty() {
-            if buf.capacity() < OUT_CHUNK / 4 {
-                buf.reserve(OUT_CHUNK);
-            }
-            self.dirty.push(conn);
-        }
-        buf
-    }
-
-    /// Frames a closed batch for its destination.
-    fn deliver(&mut self, slot: u32, batch: &mut Batch) {
-        let n = u64::from(batch.tuples());
-        match self.slots.get(slot as usize).copied().flatten() {
-            Some(Dest {
-                conn, local: true, ..
-            }) => {
-                encode_raw(
-                    self.buf(conn),
-                    HERON_TUPLE_SET2,
-                    &ReqId::ZERO,
-                    batch.tuple_set(),
-                );
-                self.delivered.to_instances += n;
-            }
-            Some(Dest { conn, task_id, .. }) => {
-                let payload = batch.stream_message(task_id);
-                encode_raw(self.buf(conn), TUPLE_STREAM_MESSAGE, &ReqId::ZERO, payload);
-                self.delivered.to_stmgrs += n;
-            }
-            None => {
-                if self.delivered.lost == 0 {
-                    warn!(
-                        slot,
-                        tuples = n,
-                        "dropping tuples for a task whose instance or stream manager is not connected \
-                         (further drops are only counted)"
-                    );
-                }
-                self.delivered.lost += n;
-            }
-        }
-    }
-}
+mod parts;
+pub use crate::config::CoreConfig;
+pub use parts::{Action, Bytes4, Counters};
 
 /// The stream manager's state machine.
 #[derive(Debug)]
-pub(crate) struct Core {
+pub struct Core {
     cfg: CoreConfig,
     now: Instant,
-    conns: HashMap<ConnId, Conn>,
-    registered: HashMap<String, Registered>,
-    /// The instance records last handed to the tmaster client.
-    reported: Option<Vec<Instance>>,
+    conns: Conns,
     pplan: Option<PhysicalPlan>,
     /// Whether local instances have been given the current plan. A new plan is held back
     /// until every outgoing link to the other stream managers is up (or [`MESH_WAIT`] has
@@ -266,22 +63,18 @@ pub(crate) struct Core {
     router: Option<Router>,
     cache: TupleCache,
     out: Outbox,
-    /// Outgoing connections to the other stream managers of the plan.
-    peers: HashMap<String, Peer>,
-    /// Incoming connections that said hello, by stream manager id.
-    hellos: HashMap<String, ConnId>,
+    mesh: Mesh,
     /// Hellos that came before the first physical plan, answered when it comes.
     held_hellos: Vec<(ConnId, ReqId, StrMgrHelloRequest)>,
-    next_attempt: u64,
     actions: Vec<Action>,
     counters: Counters,
     scratch: Vec<u32>,
     /// XOR acking, only for ATLEAST_ONCE topologies.
-    acking: Option<acking::Acking>,
+    acking: Option<Acking>,
     /// Back pressure: slow connections, announcing peers, throttled spouts.
-    bp: crate::backpressure::BackPressure,
+    bp: BackPressure,
     /// What back pressure needs of the plan; the paused spout connections.
-    bpp: backpressure::BpPlan,
+    bpp: PressurePlan,
 }
 
 impl Core {
@@ -289,27 +82,23 @@ impl Core {
     pub fn new(cfg: CoreConfig, now: Instant) -> Core {
         let cache = TupleCache::new(cfg.batch_bytes, cfg.max_packet_size, PACKET_OVERHEAD);
         let mut core = Core {
+            mesh: Mesh::new(&cfg.stmgr_id),
             cfg,
             now,
-            conns: HashMap::new(),
-            registered: HashMap::new(),
-            reported: None,
+            conns: Conns::default(),
             pplan: None,
             assigned: false,
             assign_deadline: None,
             router: None,
             cache,
             out: Outbox::default(),
-            peers: HashMap::new(),
-            hellos: HashMap::new(),
             held_hellos: Vec::new(),
-            next_attempt: 0,
             actions: Vec::new(),
             counters: Counters::default(),
             scratch: Vec::new(),
             acking: None,
-            bp: Default::default(),
-            bpp: Default::default(),
+            bp: BackPressure::default(),
+            bpp: PressurePlan::default(),
         };
         // A container without instances registers with the tmaster at once.
         core.maybe_register_with_tmaster();
@@ -328,24 +117,20 @@ impl Core {
 
     /// Delivery counters.
     pub fn delivered(&self) -> &Delivered {
-        &self.out.delivered
+        self.out.delivered()
     }
 
     /// A server accepted a connection from `peer`.
     pub fn on_connected(&mut self, conn: ConnId, kind: Incoming, peer: String) {
-        let role = match kind {
-            Incoming::Instance => Role::PendingInstance,
-            Incoming::Stmgr => Role::PendingStmgr,
-        };
-        debug!(conn, %peer, "accepted {role} connection");
-        self.conns.insert(conn, Conn { role, peer });
+        let role = self.conns.accepted(conn, kind, peer);
+        debug!(conn, "accepted {role} connection");
     }
 
     /// A connection ended (peer closed, read or write failed).
     pub fn on_closed(&mut self, conn: ConnId, now: Instant) {
         self.now = now;
-        if let Some(c) = self.conns.get(&conn) {
-            info!(conn, peer = %c.peer, "{} disconnected", c.role);
+        if let Some(role) = self.conns.role(conn) {
+            info!(conn, peer = %self.conns.peer(conn), "{role} disconnected");
             self.close(conn);
         }
     }
@@ -353,16 +138,16 @@ impl Core {
     /// A packet arrived on `conn`. A packet that does not belong there closes the connection.
     pub fn on_packet(&mut self, conn: ConnId, packet: &Packet, now: Instant) {
         self.now = now;
-        let Some(c) = self.conns.get(&conn) else {
+        let Some(role) = self.conns.role(conn) else {
             return; // already closed; late packets are dropped
         };
         let len = packet.wire_len() as u64;
-        match c.role {
+        match role {
             Role::Instance { .. } => self.counters.bytes.from_instances += len,
             Role::Stmgr { .. } => self.counters.bytes.from_stmgrs += len,
             _ => {}
         }
-        let result = match (&c.role, packet.type_name()) {
+        let result = match (role, packet.type_name()) {
             (Role::Instance { task_id, .. }, HERON_TUPLE_SET) => {
                 let task = *task_id;
                 self.on_tuple_set(task, &packet.payload)
@@ -374,11 +159,11 @@ impl Core {
             }
             (Role::PendingInstance, REGISTER_INSTANCE_REQUEST) => self.on_register(conn, packet),
             (Role::PendingStmgr, HELLO_REQUEST) => self.on_hello(conn, packet),
-            (_, name) => Err(format!("unexpected {name}")),
+            (_, name) => Err(ConnError::Unexpected(name.to_string())),
         };
         if let Err(reason) = result {
-            if let Some(c) = self.conns.get(&conn) {
-                warn!(conn, peer = %c.peer, "closing {} connection: {reason}", c.role);
+            if let Some(role) = self.conns.role(conn) {
+                warn!(conn, peer = %self.conns.peer(conn), "closing {role} connection: {reason}");
             }
             self.close(conn);
         }
@@ -386,14 +171,11 @@ impl Core {
 
     /// A `HeronTupleSet` from the local instance of task `src_task`. Its data goes first, so
     /// that anchored emits are counted before the acks of the same message (Heron's order).
-    fn on_tuple_set(&mut self, src_task: i32, payload: &[u8]) -> Result<(), String> {
-        let parts =
-            wire::split_tuple_set(payload).map_err(|e| format!("malformed HeronTupleSet: {e}"))?;
-        let routed = match parts.data {
-            Some(data) => self.on_data(src_task, data),
-            None => Ok(()),
-        };
-        routed?;
+    fn on_tuple_set(&mut self, src_task: i32, payload: &[u8]) -> Result<(), ConnError> {
+        let parts = wire::split_tuple_set(payload).map_err(|e| TupleContext::TupleSet.error(e))?;
+        if let Some(data) = parts.data {
+            self.on_data(src_task, data)?;
+        }
         match parts.control {
             Some(control) => self.on_control(src_task, control),
             None => Ok(()),
@@ -401,9 +183,8 @@ impl Core {
     }
 
     /// Routes every tuple of an encoded `HeronDataTupleSet` into the tuple cache.
-    fn on_data(&mut self, src_task: i32, data: &[u8]) -> Result<(), String> {
-        let set =
-            wire::split_data_set(data).map_err(|e| format!("malformed HeronDataTupleSet: {e}"))?;
+    fn on_data(&mut self, src_task: i32, data: &[u8]) -> Result<(), ConnError> {
+        let set = wire::split_data_set(data).map_err(|e| TupleContext::DataSet.error(e))?;
         let Some(router) = self.router.as_mut() else {
             self.counters.tuples_without_plan += set.count();
             return Ok(());
@@ -413,44 +194,28 @@ impl Core {
             return Ok(());
         };
         let field = router.stream_field(stream).clone();
-        if self.acking.is_some() {
-            let routed = self.route_keyed(src_task, stream, &field, &set);
-            let (tuples, unrouted, too_large) =
-                routed.map_err(|e| format!("malformed tuple from task {src_task}: {e}"))?;
-            self.counters.tuples_from_instances += tuples;
-            self.counters.tuples_without_consumer += unrouted;
-            self.counters.tuples_too_large += too_large;
-            return Ok(());
-        }
-        let (cache, out, scratch, now) =
-            (&mut self.cache, &mut self.out, &mut self.scratch, self.now);
-        let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
-        let (mut tuples, mut unrouted, mut too_large) = (0u64, 0u64, 0u64);
-        let result = set.for_each_tuple(|tuple| {
-            let scan = wire::scan_tuple(tuple)?;
-            tuples += 1;
-            scratch.clear();
-            router.route(stream, tuple, &scan, scratch);
-            if scratch.is_empty() {
-                unrouted += 1;
-            }
-            for &slot in scratch.iter() {
-                if !cache.push(slot, src_task, stream, &field, tuple, now, &mut deliver) {
-                    too_large += 1;
-                }
-            }
-            Ok(())
-        });
-        self.counters.tuples_from_instances += tuples;
-        self.counters.tuples_without_consumer += unrouted;
-        self.counters.tuples_too_large += too_large;
-        result.map_err(|e| format!("malformed tuple from task {src_task}: {e}"))
+        let mut into = RouteInto {
+            router,
+            cache: &mut self.cache,
+            out: &mut self.out,
+            scratch: &mut self.scratch,
+            now: self.now,
+            acking: self.acking.as_mut(),
+        };
+        let mut routed = Routed::default();
+        let result = into.route_set(src_task, stream, &field, &set, &mut routed);
+        self.counters.add(routed);
+        result.map_err(|e| TupleContext::Tuple(src_task).error(e))
     }
 
-    /// A batch from another stream manager: its `set` goes to the local instance unparsed.
-    fn on_stream_message(&mut self, payload: &Bytes) -> Result<(), String> {
-        let msg = TupleStreamMessage::decode(payload.clone())
-            .map_err(|e| format!("malformed TupleStreamMessage: {e}"))?;
+    /// A batch from another stream manager: its `set` goes to the local instance unparsed
+    /// (in ATLEAST_ONCE after its control tuples were applied here).
+    fn on_stream_message(&mut self, payload: &Bytes) -> Result<(), ConnError> {
+        let msg =
+            TupleStreamMessage::decode(payload.clone()).map_err(|source| ConnError::Message {
+                what: "TupleStreamMessage",
+                source,
+            })?;
         self.counters.sets_from_stmgrs += 1;
         let mut set = msg.set;
         if self.acking.is_some() {
@@ -459,34 +224,63 @@ impl Core {
                 None => return Ok(()), // control only: applied here
             }
         }
-        let dest = self
-            .router
-            .as_ref()
-            .and_then(|r| r.slot_of(msg.task_id))
-            .and_then(|slot| self.out.slots.get(slot as usize).copied().flatten());
+        let slot = self.router.as_ref().and_then(|r| r.slot_of(msg.task_id));
         let n = u64::try_from(msg.num_tuples).unwrap_or(0);
-        match dest {
-            Some(Dest {
-                conn, local: true, ..
-            }) => {
-                encode_raw(self.out.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, &set);
-                self.out.delivered.to_instances += n;
-            }
-            _ => {
-                debug!(
-                    task = msg.task_id,
-                    "dropping a tuple set for a task that is not connected here"
-                );
-                self.out.delivered.lost += n;
-            }
+        if !self.out.forward_to_instance(slot, &set, n) {
+            debug!(
+                task = msg.task_id,
+                "dropping a tuple set for a task that is not connected here"
+            );
         }
         Ok(())
     }
 
-    fn on_register(&mut self, conn: ConnId, packet: &Packet) -> Result<(), String> {
-        let req: RegisterInstanceRequest = packet.decode().map_err(|e| e.to_string())?;
+    /// Acks and fails (and emits) from a local instance, routed to their roots' spouts.
+    fn on_control(&mut self, src_task: i32, control: &[u8]) -> Result<(), ConnError> {
+        let Some(ack) = self.acking.as_mut() else {
+            if self.counters.control_sets_ignored == 0 {
+                info!("ignoring control tuples (first from task {src_task}): the topology is not ATLEAST_ONCE");
+            }
+            self.counters.control_sets_ignored += 1;
+            return Ok(());
+        };
+        ack.on_local_control(control, self.now)
+            .map_err(|e| TupleContext::Control(src_task).error(e))?;
+        self.flush_control(false);
+        Ok(())
+    }
+
+    /// A `TupleStreamMessage`'s set (ATLEAST_ONCE): applies its control tuples for spout
+    /// tasks here; returns what to forward to the destination instance: the set unchanged if
+    /// it has no control part, its data part alone if it has both, nothing if control only.
+    fn on_remote_control(&mut self, set: Bytes) -> Result<Option<Bytes>, ConnError> {
+        let parts = wire::split_set2(&set).map_err(|e| TupleContext::TupleSet2.error(e))?;
+        let Some(c) = parts.control else {
+            return Ok(Some(set));
+        };
+        if let Some(ack) = self.acking.as_mut() {
+            ack.on_remote_control(c, self.now)
+                .map_err(|e| TupleContext::RemoteControl.error(e))?;
+        }
+        self.flush_control(false);
+        Ok(parts.data.map(|d| {
+            let mut b = BytesMut::with_capacity(d.len() + 16);
+            wire::put_data_set2(&mut b, d, parts.src_task);
+            b.freeze()
+        }))
+    }
+
+    /// Sends held control tuples: all of them with `all`, else only large buffers.
+    fn flush_control(&mut self, all: bool) {
+        if let (Some(ack), Some(router)) = (self.acking.as_mut(), self.router.as_ref()) {
+            ack.flush(all, self.cfg.batch_bytes, router, &mut self.out);
+        }
+    }
+
+    fn on_register(&mut self, conn: ConnId, packet: &Packet) -> Result<(), ConnError> {
+        let req: RegisterInstanceRequest = packet.decode()?;
         if let Err(reason) = check_registration(&req, &self.cfg) {
-            warn!(conn, peer = %self.conns[&conn].peer, "refusing instance registration: {reason}");
+            warn!(conn, peer = %self.conns.peer(conn), "refusing instance registration: {reason}");
             let resp = RegisterInstanceResponse {
                 status: status(StatusCode::Notok, reason),
                 pplan: None,
@@ -497,31 +291,15 @@ impl Core {
         }
         let instance = req.instance;
         let id = instance.instance_id.clone();
-        if let Some(old) = self.registered.get(&id).and_then(|r| r.conn) {
+        let task = instance.info.task_id;
+        if let Some(old) = self.conns.register(conn, instance) {
             info!(
                 conn,
                 "instance {id} registered again; closing its previous connection"
             );
             self.close(old);
         }
-        info!(
-            conn,
-            task = instance.info.task_id,
-            "instance {id} registered"
-        );
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.role = Role::Instance {
-                instance_id: id.clone(),
-                task_id: instance.info.task_id,
-            };
-        }
-        self.registered.insert(
-            id,
-            Registered {
-                instance,
-                conn: Some(conn),
-            },
-        );
+        info!(conn, task, "instance {id} registered");
         let resp = RegisterInstanceResponse {
             status: status(StatusCode::Ok, None),
             pplan: if self.assigned {
@@ -538,19 +316,10 @@ impl Core {
     }
 
     fn maybe_register_with_tmaster(&mut self) {
-        let all: Option<Vec<Instance>> = self
-            .cfg
-            .instance_ids
-            .iter()
-            .map(|id| self.registered.get(id).map(|r| r.instance.clone()))
-            .collect();
-        let Some(all) = all else { return };
-        if self.reported.as_ref() == Some(&all) {
-            return;
+        if let Some(all) = self.conns.report(&self.cfg.instance_ids) {
+            info!("all {} instances registered", all.len());
+            self.actions.push(Action::RegisterWithTmaster(all));
         }
-        info!("all {} instances registered", all.len());
-        self.reported = Some(all.clone());
-        self.actions.push(Action::RegisterWithTmaster(all));
     }
 
     fn send_message<M: Message + Name>(&mut self, conn: ConnId, reqid: &ReqId, msg: &M) {
@@ -559,41 +328,26 @@ impl Core {
 
     /// Forgets a connection, after handing out what was buffered for it.
     fn close(&mut self, conn: ConnId) {
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(role) = self.conns.remove(conn) else {
             return;
         };
-        self.send_ready();
-        if let Some(buf) = self.out.bufs.remove(&conn) {
-            if !buf.is_empty() {
-                self.actions.push(Action::Send(conn, buf.freeze()));
-            }
+        self.send_round(true);
+        if let Some(rest) = self.out.remove(conn) {
+            self.actions.push(Action::Send(conn, rest));
         }
         self.actions.push(Action::Close(conn));
-        self.back_pressure_closed(conn);
-        match c.role {
-            Role::Instance { instance_id, .. } => {
-                if let Some(r) = self.registered.get_mut(&instance_id) {
-                    if r.conn == Some(conn) {
-                        r.conn = None;
-                    }
-                }
-                self.rebuild_routes();
-            }
+        self.bp.forget_conn(conn);
+        self.bpp.forget(conn);
+        match role {
+            Role::Instance { .. } => self.rebuild_routes(),
             Role::Stmgr { stmgr_id } => {
-                if self.hellos.get(&stmgr_id) == Some(&conn) {
-                    self.hellos.remove(&stmgr_id);
+                if self.mesh.hello_closed(&stmgr_id, conn) {
                     // a stream manager that went away announces nothing any more
                     self.bp.remote(&stmgr_id, Vec::new());
                 }
             }
             Role::StmgrClient { stmgr_id } => {
-                if let Some(p) = self.peers.get_mut(&stmgr_id) {
-                    if p.state == (PeerState::Connected { conn }) {
-                        p.state = PeerState::Waiting {
-                            retry_at: self.now + RECONNECT_INTERVAL,
-                        };
-                    }
-                }
+                self.mesh.client_closed(&stmgr_id, conn, self.now);
                 self.rebuild_routes();
             }
             Role::PendingInstance | Role::PendingStmgr => {}
@@ -603,23 +357,23 @@ impl Core {
 
     /// Recomputes where every slot's batches go (after any plan or connection change).
     fn rebuild_routes(&mut self) {
-        self.out.slots.clear();
-        let Some(router) = &self.router else { return };
-        for t in router.tasks() {
+        let (conns, mesh) = (&self.conns, &self.mesh);
+        let Some(router) = &self.router else {
+            self.out.set_slots([]);
+            return;
+        };
+        self.out.set_slots(router.tasks().iter().map(|t| {
             let conn = if t.local {
-                self.registered.get(&t.instance_id).and_then(|r| r.conn)
+                conns.instance_conn(&t.instance_id)
             } else {
-                self.peers.get(&t.stmgr_id).and_then(|p| match p.state {
-                    PeerState::Connected { conn } => Some(conn),
-                    _ => None,
-                })
+                mesh.link(&t.stmgr_id)
             };
-            self.out.slots.push(conn.map(|conn| Dest {
+            conn.map(|conn| Dest {
                 conn,
                 local: t.local,
                 task_id: t.task_id,
-            }));
-        }
+            })
+        }));
     }
 
     /// A physical plan from the tmaster.
@@ -659,10 +413,14 @@ impl Core {
         self.flush_control(true);
         self.cache.resize(router.tasks().len());
         self.router = Some(router);
-        self.update_acking(&pplan, now);
+        self.acking = Acking::for_plan(self.acking.take(), &pplan, &self.cfg.stmgr_id, now);
         self.update_back_pressure(&pplan);
+        let update = self.mesh.update(&pplan.stmgrs, now);
         self.pplan = Some(pplan);
-        self.update_peers();
+        for conn in update.close {
+            self.close(conn);
+        }
+        self.connect(update.connect);
         self.rebuild_routes();
         self.answer_held_hellos();
         self.assigned = false;
@@ -673,14 +431,11 @@ impl Core {
     /// Hands the current plan to the local instances once every outgoing stream-manager link
     /// is up, or once [`MESH_WAIT`] has passed (a peer that is down then loses its tuples, as
     /// in Heron).
-    pub(crate) fn maybe_send_assignments(&mut self) {
+    fn maybe_send_assignments(&mut self) {
         if self.assigned || self.pplan.is_none() {
             return;
         }
-        let mesh_up = self
-            .peers
-            .values()
-            .all(|p| matches!(p.state, PeerState::Connected { .. }));
+        let mesh_up = self.mesh.all_up();
         let late = self.assign_deadline.is_some_and(|d| self.now >= d);
         if !mesh_up && !late {
             return;
@@ -693,17 +448,13 @@ impl Core {
         }
         self.assigned = true;
         self.assign_deadline = None;
-        self.send_assignments();
-    }
-
-    fn send_assignments(&mut self) {
         let Some(pplan) = &self.pplan else { return };
         let payload = NewInstanceAssignmentMessage {
             pplan: pplan.clone(),
         }
         .encode_to_vec();
         let name = NewInstanceAssignmentMessage::full_name();
-        let conns: Vec<ConnId> = self.registered.values().filter_map(|r| r.conn).collect();
+        let conns: Vec<ConnId> = self.conns.instance_conns().collect();
         for conn in conns {
             encode_raw(self.out.buf(conn), &name, &ReqId::ZERO, &payload);
         }
@@ -717,63 +468,325 @@ impl Core {
             let out = &mut self.out;
             self.cache.flush(&mut |slot, b| out.deliver(slot, b));
         }
-        self.acking_round(now, idle);
-        self.send_ready();
-        let mut dirty = std::mem::take(&mut self.out.dirty);
-        for conn in dirty.drain(..) {
-            if let Some(buf) = self.out.bufs.get_mut(&conn) {
-                if !buf.is_empty() {
-                    let frames = buf.split().freeze();
-                    self.send(conn, frames);
-                }
+        if self.acking.as_mut().is_some_and(|a| a.end_round(now, idle)) {
+            self.flush_control(true);
+        }
+        self.send_round(false);
+    }
+
+    /// Hands the buffered frames to their connections' writers, counting the bytes: only the
+    /// full chunks with `chunks_only`.
+    fn send_round(&mut self, chunks_only: bool) {
+        let (conns, bytes, actions) = (&self.conns, &mut self.counters.bytes, &mut self.actions);
+        self.out.drain(chunks_only, |conn, frames| {
+            match conns.role(conn) {
+                Some(Role::Instance { .. }) => bytes.to_instances += frames.len() as u64,
+                Some(Role::StmgrClient { .. }) => bytes.to_stmgrs += frames.len() as u64,
+                _ => {}
             }
-        }
-        self.out.dirty = dirty;
-    }
-
-    /// Hands out the full chunks taken off connection buffers, in order.
-    fn send_ready(&mut self) {
-        let mut ready = std::mem::take(&mut self.out.ready);
-        for (conn, frames) in ready.drain(..) {
-            self.send(conn, frames);
-        }
-        self.out.ready = ready;
-    }
-
-    /// Hands `frames` to the connection's writer, counting the bytes.
-    fn send(&mut self, conn: ConnId, frames: Bytes) {
-        let bytes = &mut self.counters.bytes;
-        match self.conns.get(&conn).map(|c| &c.role) {
-            Some(Role::Instance { .. }) => bytes.to_instances += frames.len() as u64,
-            Some(Role::StmgrClient { .. }) => bytes.to_stmgrs += frames.len() as u64,
-            _ => {}
-        }
-        self.actions.push(Action::Send(conn, frames));
+            actions.push(Action::Send(conn, frames));
+        });
     }
 
     /// When [`Core::on_timer`] and [`Core::end_round`] must run next at the latest.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let retries = self.peers.values().filter_map(|p| match p.state {
-            PeerState::Waiting { retry_at } => Some(retry_at),
-            _ => None,
-        });
-        retries
+        let poll = self.bp.polling().then(|| self.now + BACKLOG_POLL);
+        self.mesh
+            .deadline()
+            .into_iter()
             .chain(self.cache.deadline())
             .chain(self.assign_deadline)
-            .chain(self.acking_deadline())
-            .chain(self.back_pressure_deadline())
+            .chain(self.acking.as_ref().map(Acking::deadline))
+            .chain(poll)
             .min()
+    }
+
+    /// Spout tuple trees tracked here.
+    pub fn pending_trees(&self) -> usize {
+        self.acking.as_ref().map_or(0, Acking::pending_trees)
+    }
+
+    /// Acking counters (zero when not acking).
+    pub fn ack_counters(&self) -> AckCounters {
+        self.acking
+            .as_ref()
+            .map(|a| a.counters().clone())
+            .unwrap_or_default()
     }
 }
 
-mod acking;
-mod backpressure;
+/// The mesh: hellos in, client links out.
+impl Core {
+    fn on_hello(&mut self, conn: ConnId, packet: &Packet) -> Result<(), ConnError> {
+        let req: StrMgrHelloRequest = packet.decode()?;
+        if self.pplan.is_none() {
+            // Membership cannot be checked yet, and tuples the peer would send now could not
+            // be routed: answer once the plan is here. The peer waits (it only sends data
+            // after an OK) and retries if that takes longer than its request timeout.
+            debug!(
+                conn,
+                "holding the hello of {} until the physical plan arrives", req.stmgr
+            );
+            self.held_hellos.push((conn, packet.reqid, req));
+            return Ok(());
+        }
+        self.answer_hello(conn, &packet.reqid, req);
+        Ok(())
+    }
+
+    /// Answers the hellos that waited for the first physical plan.
+    fn answer_held_hellos(&mut self) {
+        for (conn, reqid, req) in std::mem::take(&mut self.held_hellos) {
+            if self.conns.is_open(conn) {
+                self.answer_hello(conn, &reqid, req);
+            }
+        }
+    }
+
+    fn answer_hello(&mut self, conn: ConnId, reqid: &ReqId, req: StrMgrHelloRequest) {
+        let cfg = &self.cfg;
+        let checked = check_hello(
+            &req,
+            &cfg.topology_name,
+            &cfg.topology_id,
+            &cfg.stmgr_id,
+            self.pplan.as_ref(),
+        );
+        let ok = checked.is_ok();
+        if let Err(reason) = &checked {
+            warn!(conn, peer = %self.conns.peer(conn), "refusing stream manager hello: {reason}");
+        }
+        let resp = StrMgrHelloResponse {
+            status: match checked {
+                Ok(()) => status(StatusCode::Ok, None),
+                Err(reason) => status(StatusCode::Notok, reason),
+            },
+        };
+        self.send_message(conn, reqid, &resp);
+        if !ok {
+            self.close(conn);
+            return;
+        }
+        let id = req.stmgr;
+        info!(conn, peer = %self.conns.peer(conn), "stream manager {id} connected");
+        if let Some(old) = self.mesh.hello(&id, conn) {
+            info!(
+                conn = old,
+                "stream manager {id} said hello again; closing its previous connection"
+            );
+            self.close(old);
+        }
+        self.conns.hello(conn, &id);
+    }
+
+    fn connect(&mut self, connects: Vec<Connect>) {
+        for c in connects {
+            self.actions.push(Action::ConnectStmgr {
+                stmgr_id: c.stmgr_id,
+                host: c.host,
+                port: c.port,
+                attempt: c.attempt,
+            });
+        }
+    }
+
+    /// The client connection `attempt` to `stmgr_id` said hello successfully.
+    pub fn on_stmgr_client_up(
+        &mut self,
+        stmgr_id: &str,
+        attempt: u64,
+        conn: ConnId,
+        peer: String,
+        now: Instant,
+    ) {
+        self.now = now;
+        if !self.mesh.client_up(stmgr_id, attempt, conn) {
+            debug!(conn, "dropping an outdated connection to {stmgr_id}");
+            self.actions.push(Action::Close(conn));
+            return;
+        }
+        info!(conn, %peer, "connected to stream manager {stmgr_id}");
+        self.conns.linked(conn, stmgr_id, peer);
+        self.rebuild_routes();
+        self.back_pressure_joined(conn);
+        self.maybe_send_assignments();
+    }
+
+    /// The client connection `attempt` to `stmgr_id` failed; retry later.
+    pub fn on_stmgr_client_failed(&mut self, stmgr_id: &str, attempt: u64, now: Instant) {
+        self.now = now;
+        self.mesh.client_failed(stmgr_id, attempt, now);
+    }
+
+    /// Time passed: reconnect to stream managers whose retry time came.
+    pub fn on_timer(&mut self, now: Instant) {
+        self.now = now;
+        self.maybe_send_assignments();
+        let due = self.mesh.due(now);
+        self.connect(due);
+    }
+}
+
+/// Back pressure: backlogs and notices in, notices and spout pauses out.
+impl Core {
+    /// The shell's sample of the bytes queued for writing on `conn`.
+    pub fn on_backlog(&mut self, conn: ConnId, bytes: usize) {
+        let plan = &self.bpp;
+        let role = match self.conns.role(conn) {
+            Some(r @ (Role::Instance { .. } | Role::StmgrClient { .. })) => r,
+            _ => return,
+        };
+        let changed = self.bp.backlog(conn, bytes, || match role {
+            Role::Instance { task_id, .. } => plan.slow_for_task(*task_id),
+            Role::StmgrClient { stmgr_id } => plan.slow_for_stmgr(stmgr_id),
+            _ => unreachable!("matched above"),
+        });
+        if changed {
+            self.apply_back_pressure();
+        }
+    }
+
+    /// A Start/StopBackPressureMessage from another stream manager.
+    fn on_back_pressure_notice(
+        &mut self,
+        from: &str,
+        start: bool,
+        packet: &Packet,
+    ) -> Result<(), ConnError> {
+        let components = if start {
+            notice_components(&packet.decode::<StartBackPressureMessage>()?.message_id)
+        } else {
+            packet.decode::<StopBackPressureMessage>()?;
+            Vec::new()
+        };
+        info!(
+            "stream manager {from} {} back pressure {components:?}",
+            if start { "starts" } else { "stops" }
+        );
+        self.bp.remote(from, components);
+        self.apply_back_pressure();
+        Ok(())
+    }
+
+    /// Carries out what changed: notices to the other stream managers, spout read pauses.
+    fn apply_back_pressure(&mut self) {
+        let mut changes = Vec::new();
+        self.bp.changes(&mut changes);
+        for change in changes {
+            match change {
+                Change::Announce(components) => {
+                    info!(
+                        "{} back pressure {components:?} (a write backlog crossed a watermark)",
+                        if components.is_empty() {
+                            "stopping"
+                        } else {
+                            "starting"
+                        }
+                    );
+                    let peers: Vec<ConnId> = self.mesh.links().collect();
+                    for conn in peers {
+                        self.send_back_pressure_notice(conn, &components);
+                    }
+                }
+                Change::Throttle(slow) => {
+                    debug!(?slow, "back pressure: slow components");
+                    let tasks: Vec<(ConnId, i32)> = self.conns.tasks().collect();
+                    for (conn, task) in tasks {
+                        self.pause_spout_if_needed(conn, task);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pauses or resumes a spout connection as the slow components require.
+    fn pause_spout_if_needed(&mut self, conn: ConnId, task: i32) {
+        if let Some(stop) = self.bpp.pause(conn, task, self.bp.throttled()) {
+            self.actions.push(Action::PauseReads(conn, stop));
+        }
+    }
+
+    /// Start naming `components` or, with none, Stop.
+    fn send_back_pressure_notice(&mut self, conn: ConnId, components: &[String]) {
+        let (topology_name, topology_id, stmgr) = (
+            self.cfg.topology_name.clone(),
+            self.cfg.topology_id.clone(),
+            self.cfg.stmgr_id.clone(),
+        );
+        let message_id = self.bpp.notice_id(components);
+        if components.is_empty() {
+            let m = StopBackPressureMessage {
+                topology_name,
+                topology_id,
+                stmgr,
+                message_id,
+            };
+            self.send_message(conn, &ReqId::ZERO, &m);
+        } else {
+            let m = StartBackPressureMessage {
+                topology_name,
+                topology_id,
+                stmgr,
+                message_id,
+            };
+            self.send_message(conn, &ReqId::ZERO, &m);
+        }
+    }
+
+    /// A new outgoing link or spout connection joins the current back-pressure state.
+    fn back_pressure_joined(&mut self, conn: ConnId) {
+        match self.conns.role(conn) {
+            Some(Role::StmgrClient { .. }) if !self.bp.announced().is_empty() => {
+                let announced = self.bp.announced().to_vec();
+                self.send_back_pressure_notice(conn, &announced);
+            }
+            Some(&Role::Instance { task_id, .. }) => self.pause_spout_if_needed(conn, task_id),
+            _ => {}
+        }
+    }
+
+    /// The spouts, topology graph, mode and watermarks of a new plan.
+    fn update_back_pressure(&mut self, pplan: &PhysicalPlan) {
+        self.bpp.replace(pplan);
+        let (high, low) = watermarks(pplan);
+        self.bp.set_watermarks(high, low);
+        // spouts that registered before the plan are known only now
+        let tasks: Vec<(ConnId, i32)> = self.conns.tasks().collect();
+        for (conn, task) in tasks {
+            self.pause_spout_if_needed(conn, task);
+        }
+    }
+
+    /// The local instances whose connection is over the high watermark now: the ones causing
+    /// back pressure (Heron's `__time_spent_back_pressure_by_compid/<instance id>`).
+    pub fn slow_instances(&self) -> Vec<&str> {
+        self.bp
+            .slow_conns()
+            .filter_map(|conn| match self.conns.role(conn) {
+                Some(Role::Instance { instance_id, .. }) => Some(instance_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `true` while this stream manager announces back pressure (it has a slow connection).
+    pub fn initiating_back_pressure(&self) -> bool {
+        !self.bp.announced().is_empty()
+    }
+
+    /// `true` while local spouts are not read (sampled for the back pressure metric): some
+    /// local spout connection is paused.
+    pub fn spouts_throttled(&self) -> bool {
+        self.bpp.any_paused()
+    }
+}
+
 #[cfg(test)]
-use backpressure::{watermarks, BACKLOG_POLL};
-mod mesh;
+pub(crate) use crate::acking::acking_timeout;
 #[cfg(test)]
-pub(crate) use acking::acking_timeout;
-use mesh::{Peer, PeerState};
+use crate::config::RECONNECT_INTERVAL;
+#[cfg(test)]
+use crate::outbox::OUT_CHUNK;
 
 #[cfg(test)]
 mod tests;

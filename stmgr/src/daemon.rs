@@ -11,8 +11,9 @@
 
 use crate::config::{StmgrConfig, MAX_EVENTS_PER_ROUND};
 use crate::conn::{self, ConnHandle};
-use crate::core::{Action, ConnId, Core, CoreConfig, Incoming};
+use crate::core::{Action, Core, CoreConfig};
 use crate::error::StmgrError;
+use crate::ids::{ConnId, Incoming};
 use crate::stmgr_client;
 use crate::tmaster_client::TmasterClient;
 use bytes::BytesMut;

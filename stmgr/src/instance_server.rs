@@ -2,7 +2,7 @@
 //! and then exchange tuple sets. The socket side is [`crate::conn`]'s accept loop; this module
 //! holds the rule for accepting a registration.
 
-use crate::core::CoreConfig;
+use crate::config::CoreConfig;
 use heron_proto::stmgr::RegisterInstanceRequest;
 
 /// Why a `RegisterInstanceRequest` is refused, if it is: the topology must be this one and the

@@ -17,34 +17,46 @@
 //!
 //! # Layout
 //!
-//! * [`StmgrConfig`], [`run`]: the entry point (`config`, `daemon`).
-//! * `core`: the synchronous state machine: events in, frames and actions out, time passed in
-//!   (`core::mesh`: hellos and the client links to the other stream managers).
-//! * `routing`, `grouping`: the routing table a physical plan implies, one grouping per
-//!   subscriber.
-//! * `tuple_cache`: per-destination batches built in their wire form.
+//! * [`StmgrConfig`], [`run`]: the entry point (`config`, `daemon`: the async shell).
+//! * `core`: the synchronous state machine: events in, frames and actions out, time passed
+//!   in. It owns no concern itself; it composes these parts, each a state type with its own
+//!   tests, and carries out what they decide:
+//!   * `conns`: connections, their roles, instance registration;
+//!   * `mesh`: the links to the other stream managers and their reconnect schedule;
+//!   * `routing`, `grouping`: the routing table a physical plan implies, one grouping per
+//!     subscriber; `route_set`: one data set through the groupings into the batches;
+//!   * `tuple_cache`: per-destination batches; `outbox`: per-connection buffers and the
+//!     slot → connection table;
+//!   * `acking`, `xor`: XOR acking (`ATLEAST_ONCE`) and the rotating tracker;
+//!   * `backpressure`: watermark decisions; `backpressure::plan`: what they need of the
+//!     plan (selective mode, spouts upstream of a component) and the paused spouts.
 //! * `heron_proto::tuple` (not here): the tuple wire format, read in place so routing
 //!   allocates nothing per tuple.
-//! * `xor`: the XOR ack tracker (rotating maps per local spout task); `core::acking`:
-//!   at-least-once in the data path.
-//! * `net`: the socket settings of the data connections.
-//! * `backpressure`: watermark decisions; `core::backpressure`: notices and spout pauses.
-//! * `conn`: socket reader and writer tasks; `instance_server`, `stmgr_server`: what a
-//!   registration and a hello must satisfy; `stmgr_client`, `tmaster_client`: outgoing
-//!   connections.
+//! * `ids`: connection ids and the message names the core dispatches on; `error`: why a
+//!   stream manager stops ([`StmgrError`]) and why a connection is closed.
+//! * `net`: the socket settings of the data connections; `conn`: socket reader and writer
+//!   tasks; `instance_server`, `stmgr_server`: what a registration and a hello must satisfy;
+//!   `stmgr_client`, `tmaster_client`: outgoing connections.
+//! * `bench_api` (hidden): the parts' real types, re-exported for the benches and tests.
 
+mod acking;
 mod backpressure;
 #[doc(hidden)]
 pub mod bench_api;
 mod config;
 mod conn;
+mod conns;
 mod core;
 mod daemon;
 mod error;
 mod grouping;
+mod ids;
 mod instance_server;
+mod mesh;
 pub mod metrics_publisher;
 mod net;
+mod outbox;
+mod route_set;
 mod routing;
 mod stmgr_client;
 mod stmgr_server;

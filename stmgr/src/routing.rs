@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 /// Why a physical plan cannot be routed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PlanError {
+pub enum PlanError {
     /// Two instances claim one task id.
     #[error("task {0} appears twice in the physical plan")]
     DuplicateTask(i32),
@@ -46,7 +46,7 @@ pub(crate) enum PlanError {
 
 /// Where one task runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TaskInfo {
+pub struct TaskInfo {
     /// The task id.
     pub task_id: i32,
     /// The instance id (`container_<c>_<component>_<task>`).
@@ -68,7 +68,7 @@ struct StreamRoute {
 
 /// Routes tuples by the physical plan.
 #[derive(Debug, Clone)]
-pub(crate) struct Router {
+pub struct Router {
     tasks: Vec<TaskInfo>,
     /// producer component -> stream id -> index into `routes`
     streams: HashMap<String, HashMap<String, u32>>,

@@ -141,3 +141,18 @@ pub(crate) fn str_value(s: &str) -> Vec<u8> {
     v.extend_from_slice(s.as_bytes());
     v
 }
+
+/// `pplan` with `kvs` as its topology config.
+pub(crate) fn with_config(mut pplan: PhysicalPlan, kvs: &[(&str, &str)]) -> PhysicalPlan {
+    pplan.topology.topology_config = Some(api::Config {
+        kvs: kvs
+            .iter()
+            .map(|(k, v)| api::config::KeyValue {
+                key: k.to_string(),
+                value: Some(v.to_string()),
+                ..Default::default()
+            })
+            .collect(),
+    });
+    pplan
+}

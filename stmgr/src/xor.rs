@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Heron's `heron.streammgr.xormgr.rotatingmap.nbuckets`.
-pub(crate) const DEFAULT_NBUCKETS: usize = 3;
+pub const DEFAULT_NBUCKETS: usize = 3;
 
 type KeyMap<V> = HashMap<i64, V, KeyBuildHasher>;
 
@@ -108,7 +108,7 @@ impl RotatingMap {
 
 /// The XOR trackers of every local spout task, with their rotation schedule.
 #[derive(Debug, Clone)]
-pub(crate) struct XorTracker {
+pub struct XorTracker {
     tasks: HashMap<i32, RotatingMap, KeyBuildHasher>,
     nbuckets: usize,
     interval: Duration,
@@ -193,6 +193,11 @@ impl XorTracker {
     /// Trees tracked, over all tasks.
     pub fn len(&self) -> usize {
         self.tasks.values().map(RotatingMap::len).sum()
+    }
+
+    /// `true` when no tree is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

@@ -3,6 +3,7 @@ use crate::config::FLUSH_INTERVAL;
 use crate::testutil::*;
 use heron_proto::api::{self, StreamId};
 use heron_proto::stmgr::{StartBackPressureMessage, TupleStreamMessage};
+use heron_proto::system::Instance;
 use heron_proto::system::{
     AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet, HeronTupleSet,
     HeronTupleSet2,

@@ -9,7 +9,7 @@ const ROOT: i64 = 0x1234_5678;
 
 /// spout 1 and bolt 3 here; spout 2 and bolt 4 on stmgr-2; ATLEAST_ONCE, timeout 3 s.
 fn acking_plan(g: api::Grouping) -> PhysicalPlan {
-    let mut p = Plan::new()
+    let p = Plan::new()
         .spout("spout", vec![output("spout", "default", &["word"])])
         .bolt(
             "bolt",
@@ -23,18 +23,13 @@ fn acking_plan(g: api::Grouping) -> PhysicalPlan {
         .instance("stmgr-1", "bolt", 3)
         .instance("stmgr-2", "bolt", 4)
         .build();
-    let kv = |k: &str, v: &str| KeyValue {
-        key: k.into(),
-        value: Some(v.into()),
-        ..Default::default()
-    };
-    p.topology.topology_config = Some(api::Config {
-        kvs: vec![
-            kv("topology.reliability.mode", "ATLEAST_ONCE"),
-            kv("topology.message.timeout.secs", "3"),
+    with_config(
+        p,
+        &[
+            ("topology.reliability.mode", "ATLEAST_ONCE"),
+            ("topology.message.timeout.secs", "3"),
         ],
-    });
-    p
+    )
 }
 
 /// Registered, plan applied, the link to stmgr-2 up, plan handed out, actions cleared.

@@ -1,0 +1,94 @@
+//! The stream manager's data path for one data set from a local instance: every tuple is
+//! checked and its fields read in one walk, routed by the plan's groupings to destination
+//! slots, and copied into each slot's batch; in ATLEAST_ONCE every copy of an anchored tuple
+//! gets its own key, and the keys go to the tuple's roots through [`Acking`].
+
+use crate::acking::Acking;
+use crate::outbox::Outbox;
+use crate::routing::Router;
+use crate::tuple_cache::{Batch, TupleCache};
+use heron_proto::tuple::{scan_tuple, DataSetRef, TupleError, TupleKey};
+use std::time::Instant;
+
+/// What routing a data set did, for the core's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Routed {
+    /// Tuples read.
+    pub tuples: u64,
+    /// Tuples no grouping chose a task for.
+    pub unrouted: u64,
+    /// Tuples too large for a packet.
+    pub too_large: u64,
+}
+
+/// What a data set is routed with: the plan's routing table, the batches, the connections'
+/// buffers, a scratch list of slots, the time; and, in ATLEAST_ONCE, the acking state.
+pub(crate) struct RouteInto<'a> {
+    pub router: &'a mut Router,
+    pub cache: &'a mut TupleCache,
+    pub out: &'a mut Outbox,
+    pub scratch: &'a mut Vec<u32>,
+    pub now: Instant,
+    pub acking: Option<&'a mut Acking>,
+}
+
+impl RouteInto<'_> {
+    /// Routes every tuple of `set` (stream `stream`, encoded stream field `field`) from
+    /// `src_task`. With `acking`, each copy of an anchored tuple gets a key, and the keys are
+    /// XORed into the tuple's trees; else copies go unkeyed. What was routed is added to `r`,
+    /// also when a malformed tuple stops the walk.
+    pub fn route_set(
+        &mut self,
+        src_task: i32,
+        stream: u32,
+        field: &[u8],
+        set: &DataSetRef<'_>,
+        r: &mut Routed,
+    ) -> Result<(), TupleError> {
+        let RouteInto {
+            router,
+            cache,
+            out,
+            scratch,
+            now,
+            acking,
+        } = self;
+        let now = *now;
+        let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
+        let from_spout = acking.as_ref().is_some_and(|a| a.tracks(src_task));
+        set.for_each_tuple(|tuple| {
+            let scan = scan_tuple(tuple)?;
+            r.tuples += 1;
+            scratch.clear();
+            router.route(stream, tuple, &scan, scratch);
+            if scratch.is_empty() {
+                r.unrouted += 1;
+            }
+            let ack = match acking.as_deref_mut() {
+                Some(ack) if scan.roots > 0 => ack,
+                _ => {
+                    for &slot in scratch.iter() {
+                        if !cache.push(slot, src_task, stream, field, tuple, now, &mut deliver) {
+                            r.too_large += 1;
+                        }
+                    }
+                    return Ok(());
+                }
+            };
+            let offset = scan.key_offset;
+            let mut xor = 0i64;
+            for &slot in scratch.iter() {
+                let key = ack.next_key(xor);
+                xor ^= key;
+                let key = Some(TupleKey { offset, key });
+                if !cache.push_keyed(slot, src_task, stream, field, tuple, key, now, &mut deliver) {
+                    r.too_large += 1;
+                }
+            }
+            scan.for_each_root(tuple, |task, root| {
+                ack.rooted(from_spout, src_task, task, root, xor, now)
+            });
+            Ok(())
+        })
+    }
+}
