@@ -109,21 +109,7 @@ fn tuple_fields_hash(tuple: &[u8], scan: &TupleScan, indices: &[usize]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use heron_proto::system::HeronDataTuple;
-    use heron_proto::Message;
-
-    fn encoded(values: &[&[u8]], dest: &[i32]) -> Vec<u8> {
-        HeronDataTuple {
-            key: 0,
-            roots: vec![],
-            values: values
-                .iter()
-                .map(|v| bytes::Bytes::copy_from_slice(v))
-                .collect(),
-            dest_task_ids: dest.to_vec(),
-        }
-        .encode_to_vec()
-    }
+    use crate::testutil::tuple as encoded;
 
     fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();
