@@ -45,8 +45,6 @@
 //! assert_eq!(topology.to_proto().bolts.len(), 1);
 //! ```
 
-#![warn(missing_docs)]
-
 mod basic_bolt;
 mod bolt;
 mod builder;

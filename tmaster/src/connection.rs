@@ -1,11 +1,12 @@
-//! One accepted connection: framing, decoding and dispatch into the core's event queue.
+//! One accepted connection: framing, decoding and dispatch into the shell's event queue.
 //!
 //! Bad input never reaches the core: a framing error (garbage, a truncated or oversized
 //! packet), a payload that does not decode, or a well-formed packet of a type the tmaster does
 //! not handle closes the connection with a warning. (Heron's servers log and drop unknown
 //! types; we close, so a confused peer finds out at once instead of waiting on replies.)
 
-use crate::core::{Event, Request};
+use crate::core::Request;
+use crate::daemon::Event;
 use crate::registry::ConnId;
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
@@ -17,8 +18,8 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tracing::{debug, warn};
 
-/// Serves one connection until the peer closes it, it sends bad input, or the core drops its
-/// outbox. Always tells the core when it is done.
+/// Serves one connection until the peer closes it, it sends bad input, or the shell drops its
+/// outbox. Always tells the shell when it is done.
 pub(crate) async fn serve(
     conn: ConnId,
     stream: TcpStream,

@@ -1,29 +1,34 @@
-//! The tmaster's event loop: owns the registry and the metrics store, answers requests, writes
-//! the physical plan and pushes it, and watches the state for our location and the packing
-//! plan. Every connection task feeds it events through one queue, so the state machines need
-//! no locks.
+//! The tmaster's decision core: a synchronous state machine over the registry, the metrics
+//! store and the state checks, with time passed in.
+//!
+//! It does no I/O and reads no clock. The async shell ([`crate::daemon`]) feeds it events (a
+//! connection came or went, a message arrived, a controller request, a watched node changed,
+//! a state read came back, time passed) and carries out the [`Action`]s it queues, in order:
+//! bytes to send, connections to close, the physical plan to write, state to read, a
+//! controller answer, or the error to stop with. [`Core::next_deadline`] says when the core
+//! next wants [`Core::on_timer`] (the periodic state check).
+//!
+//! The metrics store is in-memory and shared with the stats server; its buckets are wall-clock
+//! unix seconds, read by the store itself when a message is recorded (see
+//! [`MetricsStore::publish`]).
 
 use crate::controller;
-use crate::http::Answer;
 use crate::metrics::MetricsStore;
 use crate::registry::{ConnId, PlanStep, Publish, Registry};
 use crate::TmasterError;
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::encode_message;
 use heron_proto::stmgr::NewPhysicalPlanMessage;
-use heron_proto::system::StatusCode;
+use heron_proto::system::{PhysicalPlan, StatusCode};
 use heron_proto::tmanager::{
     PublishMetrics, StMgrHeartbeatRequest, StMgrHeartbeatResponse, StMgrRegisterRequest,
     TManagerLocation,
 };
 use heron_proto::{Message, Name, ReqId};
-use heron_statemgr::{NodeEvent, StateDir, StateError, StateManager, StateManagerExt};
-use std::collections::HashMap;
+use heron_statemgr::{NodeEvent, StateDir, StateError};
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
 /// A decoded message the tmaster handles.
@@ -37,126 +42,143 @@ pub(crate) enum Request {
     Metrics(PublishMetrics),
 }
 
-/// What connection tasks tell the core.
-#[derive(Debug)]
-pub(crate) enum Event {
-    /// A connection was accepted; `outbox` carries framed packets to it.
-    Connected {
-        conn: ConnId,
-        peer: SocketAddr,
-        outbox: mpsc::Sender<Bytes>,
-    },
-    /// A message arrived.
-    Request {
-        conn: ConnId,
-        reqid: ReqId,
-        request: Request,
-    },
-    /// The connection is gone.
-    Closed { conn: ConnId },
-    /// A watched node changed (`tmanagers` or `packingplans`), or the session ended.
-    State { dir: StateDir, event: NodeEvent },
-    /// A controller HTTP request (`/activate`, ...); the answer goes to `reply`.
-    Control {
-        path: String,
-        query: Vec<(String, String)>,
-        reply: oneshot::Sender<Answer>,
-    },
+/// A controller answer: HTTP status and a plain-text body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub body: String,
 }
 
-struct Conn {
-    peer: SocketAddr,
-    outbox: mpsc::Sender<Bytes>,
+/// What the shell must do, in the order queued. After [`Action::Exit`], or a failed
+/// [`Action::WritePplan`], nothing more is carried out.
+#[derive(Debug)]
+pub(crate) enum Action {
+    /// Queue these bytes (whole frames) on the connection's outbox. If the outbox is full,
+    /// drop it (the peer does not read) and tell the core ([`Core::on_stuck`]).
+    Send(ConnId, Bytes),
+    /// Drop the connection's outbox, which ends its task.
+    Close(ConnId),
+    /// Write the plan to `pplans/<topology>`; a failure stops the tmaster. Sends of the plan
+    /// follow.
+    WritePplan(PhysicalPlan),
+    /// Delete `pplans/<topology>`, best effort (the packing plan changed).
+    DeletePplan,
+    /// Read our location node and hand the result to [`Core::on_location_read`].
+    ReadLocation,
+    /// Read the packing plan and hand the result to [`Core::on_packing_plan_read`].
+    ReadPackingPlan,
+    /// Answer the controller request being handled.
+    Reply(Answer),
+    /// Stop with this error.
+    Exit(TmasterError),
 }
 
 /// The core state.
 pub(crate) struct Core {
-    state: Arc<dyn StateManager>,
     location: TManagerLocation,
     packing_plan_bytes: Vec<u8>,
     registry: Registry,
     metrics: MetricsStore,
-    conns: HashMap<ConnId, Conn>,
+    /// Peer address of every open connection.
+    peers: HashMap<ConnId, SocketAddr>,
+    watch_interval: Duration,
+    /// When the next periodic state check is due.
+    watch_at: Instant,
+    actions: VecDeque<Action>,
 }
 
 impl Core {
+    /// A core for the tmaster at `location` running the packing plan `packing_plan_bytes`
+    /// (as stored), publishing into `metrics` (shared with the stats server). The first
+    /// state check is due `watch_interval` after `now`.
     pub(crate) fn new(
-        state: Arc<dyn StateManager>,
         location: TManagerLocation,
         packing_plan_bytes: Vec<u8>,
         registry: Registry,
+        metrics: MetricsStore,
+        watch_interval: Duration,
+        now: Instant,
     ) -> Core {
         Core {
-            state,
             location,
             packing_plan_bytes,
             registry,
-            metrics: MetricsStore::new(),
-            conns: HashMap::new(),
+            metrics,
+            peers: HashMap::new(),
+            watch_interval,
+            watch_at: now + watch_interval,
+            actions: VecDeque::new(),
         }
-    }
-
-    /// Publishes into `metrics` (shared with the stats server) instead of a private store.
-    pub(crate) fn with_metrics(mut self, metrics: MetricsStore) -> Core {
-        self.metrics = metrics;
-        self
     }
 
     fn topology(&self) -> &str {
         &self.location.topology_name
     }
 
-    /// Runs until a fatal error (or until every event sender is gone).
-    pub(crate) async fn run(
-        mut self,
-        mut events: mpsc::Receiver<Event>,
-        watch_interval: Duration,
-    ) -> Result<(), TmasterError> {
-        let mut watch = tokio::time::interval(watch_interval);
-        watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        watch.tick().await;
-        loop {
-            tokio::select! {
-                event = events.recv() => match event {
-                    Some(event) => self.handle(event)?,
-                    None => return Ok(()),
-                },
-                _ = watch.tick() => self.watch_state()?,
-            }
-        }
+    /// The next action to carry out.
+    pub(crate) fn next_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
     }
 
-    fn handle(&mut self, event: Event) -> Result<(), TmasterError> {
-        match event {
-            Event::Connected { conn, peer, outbox } => {
-                self.conns.insert(conn, Conn { peer, outbox });
-            }
-            Event::Closed { conn } => self.close(conn, "connection closed"),
-            Event::State { dir, event } => self.state_event(dir, event)?,
-            Event::Control { path, query, reply } => {
-                let answer = self.control(&path, &query)?;
-                let _ = reply.send(answer);
-            }
-            Event::Request {
-                conn,
-                reqid,
-                request,
-            } => {
-                let Some(peer) = self.conns.get(&conn).map(|c| c.peer) else {
-                    debug!(conn, "dropping a message from a connection already closed");
-                    return Ok(());
-                };
-                match request {
-                    Request::Register(r) => self.register(conn, peer, reqid, r)?,
-                    Request::Heartbeat(h) => self.heartbeat(conn, peer, reqid, h.heartbeat_time),
-                    Request::Metrics(m) => {
-                        debug!(%peer, metrics = m.metrics.len(), exceptions = m.exceptions.len(), "metrics published");
-                        self.metrics.publish(m);
-                    }
-                }
+    /// When [`Core::on_timer`] is next due.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        Some(self.watch_at)
+    }
+
+    /// Time passed: at the deadline, check our location node and the packing plan. A late
+    /// check schedules the next one a whole interval after it (no burst of catch-up checks).
+    pub(crate) fn on_timer(&mut self, now: Instant) {
+        if now < self.watch_at {
+            return;
+        }
+        let next = self.watch_at + self.watch_interval;
+        self.watch_at = if now < next {
+            next
+        } else {
+            now + self.watch_interval
+        };
+        self.actions.push_back(Action::ReadLocation);
+    }
+
+    /// A connection was accepted.
+    pub(crate) fn on_connected(&mut self, conn: ConnId, peer: SocketAddr) {
+        self.peers.insert(conn, peer);
+    }
+
+    /// The connection is gone.
+    pub(crate) fn on_closed(&mut self, conn: ConnId) {
+        self.close(conn, "connection closed");
+    }
+
+    /// The connection's outbox was full: the peer does not read, and the shell dropped the
+    /// outbox (which ends the connection's task).
+    pub(crate) fn on_stuck(&mut self, conn: ConnId) {
+        if let Some(peer) = self.peers.get(&conn) {
+            warn!(%peer, "peer does not read its messages; closing the connection");
+        }
+        self.close(conn, "outbox full");
+    }
+
+    /// A message arrived on `conn` at `now`.
+    pub(crate) fn on_request(
+        &mut self,
+        conn: ConnId,
+        reqid: ReqId,
+        request: Request,
+        now: Instant,
+    ) {
+        let Some(peer) = self.peers.get(&conn).copied() else {
+            debug!(conn, "dropping a message from a connection already closed");
+            return;
+        };
+        match request {
+            Request::Register(r) => self.register(conn, peer, reqid, r, now),
+            Request::Heartbeat(h) => self.heartbeat(conn, peer, reqid, h.heartbeat_time, now),
+            Request::Metrics(m) => {
+                debug!(%peer, metrics = m.metrics.len(), exceptions = m.exceptions.len(), "metrics published");
+                self.metrics.publish(m);
             }
         }
-        Ok(())
     }
 
     fn register(
@@ -165,10 +187,11 @@ impl Core {
         peer: SocketAddr,
         reqid: ReqId,
         request: StMgrRegisterRequest,
-    ) -> Result<(), TmasterError> {
+        now: Instant,
+    ) {
         let id = request.stmgr.id.clone();
         let instances = request.instances.len();
-        let outcome = self.registry.register(conn, request, Instant::now());
+        let outcome = self.registry.register(conn, request, now);
         let status = &outcome.response.status;
         if status.status == StatusCode::Ok as i32 {
             info!(%peer, stmgr = %id, instances, "stream manager registered");
@@ -184,7 +207,8 @@ impl Core {
         self.send(conn, &reqid, &outcome.response);
         if let Some(old) = outcome.replaced {
             warn!(stmgr = %id, old_conn = old, "replacing a registration whose heartbeats timed out; closing its connection");
-            self.conns.remove(&old);
+            self.peers.remove(&old);
+            self.actions.push_back(Action::Close(old));
         }
         self.metrics
             .set_registration(self.registry.registered(), self.registry.absent());
@@ -195,40 +219,34 @@ impl Core {
                     info!(?absent, "waiting for stream managers");
                 }
             }
-            PlanStep::Publish(p) => self.publish(p)?,
+            PlanStep::Publish(p) => self.publish(p),
             PlanStep::Invalid(e) => {
                 error!(topology = %self.topology(), reason = %e, "not publishing the physical plan")
             }
         }
-        Ok(())
     }
 
     /// Writes the plan to `pplans/<topology>`, then pushes it to every registered stmgr.
-    fn publish(&mut self, p: Publish) -> Result<(), TmasterError> {
-        let name = self.topology().to_string();
-        self.state
-            .set_proto(StateDir::PPlans, &name, &p.pplan)
-            .map_err(|source| TmasterError::State {
-                what: format!("writing pplans/{name}"),
-                source,
-            })?;
-        info!(
-            topology = %name,
-            stmgrs = p.pplan.stmgrs.len(),
-            instances = p.pplan.instances.len(),
-            "physical plan written; pushing it to every stream manager"
-        );
-        let msg = NewPhysicalPlanMessage { new_pplan: p.pplan };
+    fn publish(&mut self, p: Publish) {
+        let msg = NewPhysicalPlanMessage {
+            new_pplan: p.pplan.clone(),
+        };
+        self.actions.push_back(Action::WritePplan(p.pplan));
         let bytes = frame(&ReqId::ZERO, &msg);
         for conn in p.recipients {
             self.push(conn, bytes.clone());
         }
-        Ok(())
     }
 
     /// A controller request: check it, apply it to the current plan, write the new plan and
-    /// push it (Heron's TManager controller semantics, see [`controller`]).
-    fn control(&mut self, path: &str, query: &[(String, String)]) -> Result<Answer, TmasterError> {
+    /// push it (Heron's TManager controller semantics, see [`controller`]). The answer is
+    /// queued as [`Action::Reply`], after the plan's write and sends.
+    pub(crate) fn on_control(&mut self, path: &str, query: &[(String, String)]) {
+        let answer = self.control(path, query);
+        self.actions.push_back(Action::Reply(answer));
+    }
+
+    fn control(&mut self, path: &str, query: &[(String, String)]) -> Answer {
         let refused = |r: controller::Refusal| {
             warn!(path, reason = %r, "controller request refused");
             Answer {
@@ -238,33 +256,40 @@ impl Core {
         };
         let command = match controller::parse(path, query, &self.location.topology_id) {
             Ok(c) => c,
-            Err(r) => return Ok(refused(r)),
+            Err(r) => return refused(r),
         };
         let Some(current) = self.registry.pplan() else {
-            return Ok(Answer {
+            return Answer {
                 status: 500,
                 body: "the tmaster has no physical plan yet; retry once every stream manager \
                        registered"
                     .into(),
-            });
+            };
         };
         let plan = match controller::apply(current, &command) {
             Ok(p) => p,
-            Err(r) => return Ok(refused(r)),
+            Err(r) => return refused(r),
         };
         info!(topology = %self.topology(), ?command, state = plan.topology.state, "controller request");
         let publish = self.registry.replace_pplan(plan);
-        self.publish(publish)?;
-        Ok(Answer {
+        self.publish(publish);
+        Answer {
             status: 200,
             body: format!("{path}: done\n"),
-        })
+        }
     }
 
-    /// Records a heartbeat. The tmaster's own clock times registrations out; the stmgr's
-    /// `heartbeat_time` is only logged.
-    fn heartbeat(&mut self, conn: ConnId, peer: SocketAddr, reqid: ReqId, stmgr_time: i64) {
-        let code = self.registry.heartbeat(conn, Instant::now());
+    /// Records a heartbeat. The tmaster's own clock (`now`) times registrations out; the
+    /// stmgr's `heartbeat_time` is only logged.
+    fn heartbeat(
+        &mut self,
+        conn: ConnId,
+        peer: SocketAddr,
+        reqid: ReqId,
+        stmgr_time: i64,
+        now: Instant,
+    ) {
+        let code = self.registry.heartbeat(conn, now);
         let status = if code == StatusCode::Ok {
             debug!(%peer, stmgr = self.registry.stmgr_of(conn).unwrap_or(""), stmgr_time, "heartbeat");
             heron_proto::status(code, None)
@@ -281,23 +306,14 @@ impl Core {
     }
 
     fn push(&mut self, conn: ConnId, bytes: Bytes) {
-        let Some(c) = self.conns.get(&conn) else {
-            return;
-        };
-        match c.outbox.try_send(bytes) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                warn!(peer = %c.peer, "peer does not read its messages; closing the connection");
-                self.close(conn, "outbox full");
-            }
-            // The connection task has ended; its Closed event is on the way.
-            Err(TrySendError::Closed(_)) => {}
+        if self.peers.contains_key(&conn) {
+            self.actions.push_back(Action::Send(conn, bytes));
         }
     }
 
-    /// Forgets a connection: dropping its outbox ends its task; its stmgr becomes absent.
+    /// Forgets a connection: its stmgr becomes absent.
     fn close(&mut self, conn: ConnId, why: &str) {
-        let peer = self.conns.remove(&conn).map(|c| c.peer);
+        let peer = self.peers.remove(&conn);
         if let Some(id) = self.registry.disconnect(conn) {
             self.metrics
                 .set_registration(self.registry.registered(), self.registry.absent());
@@ -311,56 +327,70 @@ impl Core {
         }
     }
 
+    fn exit(&mut self, error: TmasterError) {
+        self.actions.push_back(Action::Exit(error));
+    }
+
     /// A watch event: our location must still be there and name us, the session must live,
-    /// and the packing plan must be the one we run (see [`Core::watch_state`]).
-    fn state_event(&mut self, dir: StateDir, event: NodeEvent) -> Result<(), TmasterError> {
+    /// and the packing plan must be the one we run.
+    pub(crate) fn on_state(&mut self, dir: StateDir, event: NodeEvent) {
         let name = self.topology().to_string();
         match (dir, event) {
-            (_, NodeEvent::SessionLost) => Err(TmasterError::SessionLost(name)),
+            (_, NodeEvent::SessionLost) => self.exit(TmasterError::SessionLost(name)),
             (StateDir::TManagers, NodeEvent::Changed(None)) => {
-                Err(TmasterError::LocationLost(name))
+                self.exit(TmasterError::LocationLost(name))
             }
             (StateDir::TManagers, NodeEvent::Changed(Some(bytes))) => {
                 match TManagerLocation::decode(&bytes[..]) {
-                    Ok(l) if l == self.location => Ok(()),
-                    _ => Err(TmasterError::LocationTaken(name)),
+                    Ok(l) if l == self.location => {}
+                    _ => self.exit(TmasterError::LocationTaken(name)),
                 }
             }
             (StateDir::PackingPlans, NodeEvent::Changed(now)) => {
-                if now.as_deref() == Some(&self.packing_plan_bytes[..]) {
-                    return Ok(());
-                }
-                if let Err(e) = self.state.delete(StateDir::PPlans, &name) {
-                    warn!(topology = %name, error = %e, "cannot delete the physical plan");
-                }
-                Err(TmasterError::PackingPlanChanged(name))
+                self.packing_plan_is(now.as_deref());
             }
-            _ => Ok(()),
+            _ => {}
         }
     }
 
-    /// Our location node must still name us, and the packing plan must not have changed (an
-    /// update): then the pplan is deleted and the tmaster exits to be restarted with it.
-    fn watch_state(&mut self) -> Result<(), TmasterError> {
+    /// The packing plan is now `now` (`None`: deleted). A change is an update: the pplan is
+    /// deleted and the tmaster exits to be restarted with the new plan.
+    fn packing_plan_is(&mut self, now: Option<&[u8]>) {
+        if now == Some(&self.packing_plan_bytes[..]) {
+            return;
+        }
         let name = self.topology().to_string();
-        match self.state.get_tmanager_location(&name) {
-            Ok(None) => return Err(TmasterError::LocationLost(name)),
-            Err(StateError::SessionExpired { .. }) => return Err(TmasterError::SessionLost(name)),
-            Ok(Some(l)) if l != self.location => return Err(TmasterError::LocationTaken(name)),
+        self.actions.push_back(Action::DeletePplan);
+        self.exit(TmasterError::PackingPlanChanged(name));
+    }
+
+    /// The periodic check read our location node: it must still name us; then the packing
+    /// plan is read. A read error other than an expired session is logged and the check goes
+    /// on.
+    pub(crate) fn on_location_read(&mut self, read: Result<Option<TManagerLocation>, StateError>) {
+        let name = self.topology().to_string();
+        match read {
+            Ok(None) => return self.exit(TmasterError::LocationLost(name)),
+            Err(StateError::SessionExpired { .. }) => {
+                return self.exit(TmasterError::SessionLost(name))
+            }
+            Ok(Some(l)) if l != self.location => {
+                return self.exit(TmasterError::LocationTaken(name))
+            }
             Ok(Some(_)) => {}
             Err(e) => warn!(topology = %name, error = %e, "cannot read our location node"),
         }
-        match self.state.get(StateDir::PackingPlans, &name) {
-            Ok(now) if now.as_deref() != Some(&self.packing_plan_bytes[..]) => {
-                if let Err(e) = self.state.delete(StateDir::PPlans, &name) {
-                    warn!(topology = %name, error = %e, "cannot delete the physical plan");
-                }
-                return Err(TmasterError::PackingPlanChanged(name));
+        self.actions.push_back(Action::ReadPackingPlan);
+    }
+
+    /// The periodic check read the packing plan: it must not have changed.
+    pub(crate) fn on_packing_plan_read(&mut self, read: Result<Option<Vec<u8>>, StateError>) {
+        match read {
+            Ok(now) => self.packing_plan_is(now.as_deref()),
+            Err(e) => {
+                warn!(topology = %self.topology(), error = %e, "cannot read the packing plan")
             }
-            Ok(_) => {}
-            Err(e) => warn!(topology = %name, error = %e, "cannot read the packing plan"),
         }
-        Ok(())
     }
 }
 
@@ -370,3 +400,6 @@ fn frame<M: Message + Name>(reqid: &ReqId, msg: &M) -> Bytes {
     encode_message(&mut buf, reqid, msg);
     buf.freeze()
 }
+
+#[cfg(test)]
+mod tests;

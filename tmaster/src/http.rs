@@ -2,7 +2,7 @@
 //! path, goes to the core as [`Event::Control`] with its path and query pairs; the core
 //! decides (see [`crate::controller`]) and its answer is sent back as plain text.
 
-use crate::core::Event;
+use crate::daemon::Event;
 use axum::extract::{Query, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -10,13 +10,6 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
-
-/// An answer: HTTP status and a plain-text body.
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub status: u16,
-    pub body: String,
-}
 
 /// The controller's routes: everything goes to the core through `events`.
 pub(crate) fn router(events: mpsc::Sender<Event>) -> Router {
@@ -62,6 +55,7 @@ async fn handle(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::Answer;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn request(port: u16, line: &str) -> String {

@@ -21,8 +21,12 @@
 //! HTTP server on `stats_port` ([`stats`]: `/stats`, `/exceptions`, `/exceptionsummary`,
 //! `/stmgrsregistrationsummary`, protobuf over POST) serves to the tracker.
 //!
-//! Layout: [`registry`] (registration state machine) and [`pplan`] (plan building) and
-//! [`metrics`] are pure and synchronous; the socket code is in private modules.
+//! Layout: [`registry`] (registration state machine), [`pplan`] (plan building),
+//! [`controller`] and [`metrics`] are pure and synchronous, and so is the private `core`, the
+//! decision core over them (events in with the time passed in, actions out, like the stream
+//! manager's). The private `daemon` is its async shell: it reads the clock, carries out the
+//! core's actions (outboxes, state-manager reads and writes, controller replies); the socket
+//! code is in `server`, `connection`, `http` and `stats`.
 //!
 //! Depends on `heron-proto` and `heron-statemgr` only (plus tokio and friends).
 
@@ -30,6 +34,7 @@ mod config;
 mod connection;
 pub mod controller;
 mod core;
+mod daemon;
 mod error;
 mod http;
 pub mod metrics;
@@ -136,13 +141,14 @@ async fn serve(
         options.outbox_capacity,
     ));
     let core = core::Core::new(
-        state.clone(),
         location.clone(),
         loaded.packing_plan_bytes,
         registry,
-    )
-    .with_metrics(metrics);
-    let result = core.run(events, options.state_watch_interval).await;
+        metrics,
+        options.state_watch_interval,
+        std::time::Instant::now(),
+    );
+    let result = daemon::run(core, state.clone(), config.topology_name.clone(), events).await;
     server.abort();
     if let Some(stats) = stats {
         stats.abort();

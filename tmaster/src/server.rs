@@ -1,7 +1,7 @@
 //! The accept loop of the binary protocol server.
 
 use crate::connection;
-use crate::core::Event;
+use crate::daemon::Event;
 use crate::registry::ConnId;
 use heron_proto::HeronCodec;
 use std::time::Duration;

@@ -1,18 +1,18 @@
-//! Watches on our location node and the packing plan, fed into the core's event queue.
+//! Watches on our location node and the packing plan, fed into the shell's event queue.
 //!
 //! One thread per watch waits on the state manager's [`NodeWatch`] (ZooKeeper watches; the
 //! local backend polls) and forwards each event as [`Event::State`]. The threads end when the
-//! core's queue closes. The core's periodic check (`state_watch_interval`) stays as a safety
+//! shell's queue closes. The core's periodic check (`state_watch_interval`) stays as a safety
 //! net.
 
-use crate::core::Event;
+use crate::daemon::Event;
 use heron_statemgr::{NodeWatch, StateDir, StateManager};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tracing::warn;
 
-/// How often a watch thread looks whether the core is gone.
+/// How often a watch thread looks whether the shell is gone.
 const CHECK: Duration = Duration::from_millis(500);
 
 /// Starts a watch thread for each of `tmanagers/<name>` and `packingplans/<name>`. A backend
