@@ -20,8 +20,8 @@
 
 use heron_packer::keys;
 use heron_proto::api::{
-    self, config::KeyValue, stream_schema::KeyType, Bolt, Component, Config, Grouping,
-    InputStream, OutputStream, Spout, StreamId, StreamSchema, Topology, TopologyState,
+    self, config::KeyValue, stream_schema::KeyType, Bolt, Component, Config, Grouping, InputStream,
+    OutputStream, Spout, StreamId, StreamSchema, Topology, TopologyState,
 };
 use heron_proto::system::{HeronDataTuple, Instance, InstanceInfo, PhysicalPlan, StMgr};
 use heron_proto::Message;
@@ -287,12 +287,12 @@ mod tests {
             .parallelism("b", 3)
             .stmgrs(2)
             .build();
-        assert_eq!(t.bolts[0].comp.config.kvs, vec![kv(keys::COMPONENT_PARALLELISM, "3")]);
-        assert!(t.spouts[0].comp.config.kvs.is_empty());
         assert_eq!(
-            t.topology_config.unwrap().kvs,
-            vec![kv(keys::STMGRS, "2")]
+            t.bolts[0].comp.config.kvs,
+            vec![kv(keys::COMPONENT_PARALLELISM, "3")]
         );
+        assert!(t.spouts[0].comp.config.kvs.is_empty());
+        assert_eq!(t.topology_config.unwrap().kvs, vec![kv(keys::STMGRS, "2")]);
         assert_eq!(t.state, TopologyState::Running as i32);
     }
 

@@ -184,8 +184,8 @@ mod tests {
 
     #[test]
     fn until_panics_with_the_description() {
-        let p = catch_unwind(|| wait_for(Duration::from_millis(10), "the sun", || false))
-            .unwrap_err();
+        let p =
+            catch_unwind(|| wait_for(Duration::from_millis(10), "the sun", || false)).unwrap_err();
         let msg = p.downcast_ref::<String>().expect("a formatted panic");
         assert_eq!(msg, "timed out after 10ms waiting for the sun");
     }
@@ -202,7 +202,10 @@ mod tests {
                 calls == 2
             });
         assert_eq!(r, Ok(()));
-        assert!(start.elapsed() < Duration::from_secs(5), "the sleep is capped");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the sleep is capped"
+        );
     }
 
     #[test]
