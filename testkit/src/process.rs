@@ -102,7 +102,14 @@ pub fn reap(pid: i32) {
     }
 }
 
-/// The state letter of `pid` in `/proc/<pid>/stat` (`R`, `S`, `Z`, ...), `None` if it is gone.
+/// The kernel id of the calling thread (`/proc/<id>` describes that thread).
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid(2) has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// The state letter of `pid` (a process or a [`thread_id`]) in `/proc/<pid>/stat` (`R`, `S`,
+/// `Z`, ...), `None` if it is gone.
 pub fn state(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // "pid (comm) S ...": comm may hold spaces and parentheses; the state follows the last ')'.

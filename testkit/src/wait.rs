@@ -27,6 +27,7 @@
 //! assert_eq!(seven, 7);
 //! ```
 
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How often a condition is polled unless [`Wait::every`] says otherwise.
@@ -144,6 +145,39 @@ pub fn wait_growth(timeout: Duration, what: &str, by: u64, mut f: impl FnMut() -
     })
 }
 
+/// Runs `f` on a new thread and returns its handle once that thread sleeps (parked or
+/// blocked, state `S` in `/proc`) or has finished: for tests of wake-ups, instead of sleeping
+/// "long enough" for the other thread to block.
+///
+/// # Panics
+/// If the thread neither sleeps nor finishes within `timeout`.
+///
+/// ```
+/// use std::sync::mpsc;
+/// use std::time::Duration;
+///
+/// let (tx, rx) = mpsc::channel::<u32>();
+/// let receiver = heron_testkit::wait::spawn_asleep(Duration::from_secs(5), move || rx.recv());
+/// tx.send(7).unwrap(); // the receiver is blocked in `recv` by now
+/// assert_eq!(receiver.join().unwrap(), Ok(7));
+/// ```
+#[track_caller]
+pub fn spawn_asleep<R: Send + 'static>(
+    timeout: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> JoinHandle<R> {
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let _ = tid_tx.send(crate::process::thread_id());
+        f()
+    });
+    let tid = tid_rx.recv().expect("the thread starts");
+    wait_for(timeout, "the thread to sleep", || {
+        handle.is_finished() || crate::process::state(tid) == Some('S')
+    });
+    handle
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +240,17 @@ mod tests {
             start.elapsed() < Duration::from_secs(5),
             "the sleep is capped"
         );
+    }
+
+    #[test]
+    fn a_thread_blocked_on_a_channel_is_seen_asleep() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = spawn_asleep(Duration::from_secs(5), move || rx.recv().is_err());
+        assert!(!h.is_finished(), "still blocked");
+        drop(tx);
+        assert!(h.join().unwrap());
+        let quick = spawn_asleep(Duration::from_secs(5), || 3);
+        assert_eq!(quick.join().unwrap(), 3);
     }
 
     #[test]
