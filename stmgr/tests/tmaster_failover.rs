@@ -4,9 +4,8 @@
 mod common;
 
 use common::*;
-use heron_proto::api::{Grouping, TopologyState};
+use heron_proto::api::TopologyState;
 use heron_proto::stmgr::NewInstanceAssignmentMessage;
-use heron_proto::system::PhysicalPlan;
 use std::time::Duration;
 
 #[test]
@@ -15,13 +14,7 @@ fn the_stream_manager_follows_a_restarted_or_moved_tmaster() {
     with_timeout(Duration::from_secs(60), || {
         let root = tempfile::tempdir().unwrap();
         let (data, local) = (free_port(), free_port());
-        let spout = instance("stmgr-1", "spout", 1);
-        let bolt = instance("stmgr-1", "bolt", 2);
-        let plan = PhysicalPlan {
-            topology: topology("spout", "bolt", Grouping::Shuffle),
-            stmgrs: vec![stmgr_record("stmgr-1", data)],
-            instances: vec![spout.clone(), bolt.clone()],
-        };
+        let (spout, bolt, plan) = relay_plan(data);
         let a = FakeTmaster::start(plan.clone());
         write_location(root.path(), a.port);
         start_stmgr(stmgr_config(

@@ -20,7 +20,7 @@ use heron_proto::{status, HeronCodec, Message, Name, Packet, ReqId};
 use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
 pub use heron_stmgr::bench_api::instance;
 use heron_stmgr::StmgrConfig;
-use heron_testkit::plan::{self, TopologyBuilder};
+use heron_testkit::plan::{self, PlanBuilder, TopologyBuilder};
 use heron_testkit::wait_for;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -255,7 +255,21 @@ pub fn topology(spout: &str, bolt: &str, g: api::Grouping) -> Topology {
         .build()
 }
 
+#[allow(unused_imports)] // not every test binary uses it
 pub use heron_testkit::plan::stmgr as stmgr_record;
+
+/// The smallest relay: spout task 1 and bolt task 2 (shuffle grouping) under `stmgr-1` with
+/// data port `data`; returns (spout, bolt, plan).
+pub fn relay_plan(data: u16) -> (Instance, Instance, PhysicalPlan) {
+    let spout = instance("stmgr-1", "spout", 1);
+    let bolt = instance("stmgr-1", "bolt", 2);
+    let plan = PlanBuilder::new(topology("spout", "bolt", api::Grouping::Shuffle))
+        .stmgr("stmgr-1", data)
+        .with_instance(spout.clone())
+        .with_instance(bolt.clone())
+        .build();
+    (spout, bolt, plan)
+}
 
 /// A string value in the documented tuple-value encoding (tag 4).
 pub fn str_value(s: &str) -> Bytes {
