@@ -8,6 +8,7 @@
 
 mod support;
 
+use heron_testkit::Wait;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -152,18 +153,16 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
     // The buffers on the way to the slow bolt (stream manager, sockets, the instance's
     // queues) fill first; then back pressure holds the source spouts.
     let mut last = (Instant::now(), total(&out, "source"));
-    wait_for(
-        Duration::from_secs(50),
-        "the source spouts to be held",
-        || {
-            std::thread::sleep(Duration::from_millis(400));
+    Wait::new("the source spouts to be held")
+        .timeout(Duration::from_secs(50))
+        .every(Duration::from_millis(400))
+        .until(|| {
             let now = total(&out, "source");
             if now != last.1 {
                 last = (Instant::now(), now);
             }
-            (last.0.elapsed() >= Duration::from_secs(2)).then_some(())
-        },
-    );
+            last.0.elapsed() >= Duration::from_secs(2)
+        });
     let start = Instant::now();
     let (source0, steady0) = (total(&out, "source"), total(&out, "steady"));
     let mut max_rss = 0;

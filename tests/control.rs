@@ -6,7 +6,8 @@ mod support;
 
 use heron_proto::system::PhysicalPlan;
 use heron_statemgr::{LocalFsStateManager, StateManagerExt};
-use std::time::{Duration, Instant};
+use heron_testkit::Wait;
+use std::time::Duration;
 use support::{
     assert_ok, counter, example, role_pids, submit_with_out_dir, wait_for, wait_growth, TestEnv,
 };
@@ -34,20 +35,17 @@ fn count_of(plan: &PhysicalPlan, component: &str) -> usize {
 
 /// Waits until the emitted count stays put for 3 s (deactivated and drained).
 fn wait_still(env: &TestEnv) -> u64 {
-    let deadline = Instant::now() + WAIT;
-    let mut last = counter(env, NAME, "emitted");
-    loop {
-        std::thread::sleep(Duration::from_secs(3));
-        let now = counter(env, NAME, "emitted");
-        if now == last {
-            return now;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the emitted count kept growing after deactivate ({last} -> {now})"
-        );
-        last = now;
-    }
+    // the first poll (at once) only records the count; each later one compares with it
+    let mut last = None;
+    Wait::new("the emitted count to stop growing after deactivate (3 s without change)")
+        .timeout(WAIT)
+        .every(Duration::from_secs(3))
+        .until(|| {
+            let now = counter(env, NAME, "emitted");
+            let still = (last == Some(now)).then_some(now);
+            last = Some(now);
+            still
+        })
 }
 
 fn submit(env: &mut TestEnv, args: &[&str]) {

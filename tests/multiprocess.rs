@@ -4,6 +4,7 @@ mod support;
 
 use heron_proto::codec::{encode_raw, ReqId};
 use heron_statemgr::{LocalFsStateManager, StateDir, StateManager, StateManagerExt};
+use heron_testkit::Wait;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -116,14 +117,11 @@ fn every_grouping_routes_correctly_across_two_containers() {
                 .iter()
                 .all(|r| r.total >= emitted_marks)
     };
-    let finished = (0..1200).any(|_| {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        false
-    });
-    if !finished {
+    let finished = Wait::new("every tuple to be processed")
+        .timeout(Duration::from_secs(120))
+        .every(Duration::from_millis(100))
+        .try_until(done);
+    if finished.is_err() {
         env.dump_logs("RoutingCheck");
         for c in ["count", "direct", "custom", "local", "lowest", "everyone"] {
             eprintln!(

@@ -9,10 +9,11 @@
 mod support;
 
 use heron_statemgr::{LocalFsStateManager, StateManagerExt};
+use heron_testkit::Wait;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use support::{component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv};
 
 const NAME: &str = "Ledger";
@@ -67,6 +68,20 @@ fn acked_ids(out: &Path) -> HashSet<u64> {
     ids
 }
 
+/// When each spout stats file was last written.
+fn stats_written(out: &Path) -> Vec<SystemTime> {
+    std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let f = e.file_name().to_string_lossy().into_owned();
+            f.starts_with("spout-") && f.ends_with(".json")
+        })
+        .filter_map(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .collect()
+}
+
 /// The spouts' stats files, summed: (emitted, acks, failed, replayed, opens).
 fn spout_stats(out: &Path) -> (u64, u64, u64, u64, u64) {
     let mut sum = (0, 0, 0, 0, 0);
@@ -93,22 +108,19 @@ fn spout_stats(out: &Path) -> (u64, u64, u64, u64, u64) {
 
 impl Run {
     fn wait_acked(&self, at_least: usize, limit: Duration, what: &str) {
-        let start = Instant::now();
-        loop {
+        let acked = Wait::new(what)
+            .timeout(limit)
+            .every(Duration::from_millis(100))
+            .try_until(|| acked_ids(&self.out).len() >= at_least);
+        if acked.is_err() {
             let n = acked_ids(&self.out).len();
-            if n >= at_least {
-                return;
-            }
-            if start.elapsed() > limit {
-                self.env.dump_logs(NAME);
-                let (emitted, acks, failed, replayed, opens) = spout_stats(&self.out);
-                panic!(
-                    "{what}: only {n} of {at_least} ids acked after {limit:?} \
+            self.env.dump_logs(NAME);
+            let (emitted, acks, failed, replayed, opens) = spout_stats(&self.out);
+            panic!(
+                "{what}: only {n} of {at_least} ids acked after {limit:?} \
                      (emitted {emitted}, acks {acks}, failed {failed}, replayed {replayed}, \
                      spout opens {opens})"
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
+            );
         }
     }
 
@@ -153,8 +165,13 @@ impl Run {
         let missing: Vec<u64> = (0..IDS).filter(|i| !acked.contains(i)).take(10).collect();
         assert!(missing.is_empty(), "{test}: ids never acked: {missing:?}");
         assert_eq!(acked.len() as u64, IDS, "{test}: only ids the spouts own");
-        // the stats file lags the ledger by up to 200 ms
-        std::thread::sleep(Duration::from_millis(400));
+        // the stats files lag the ledger by up to 200 ms: wait for each to be written again
+        let acked_at = SystemTime::now();
+        wait_for(
+            Duration::from_secs(10),
+            "the spout stats after the last ack",
+            || stats_written(&self.out).iter().all(|&t| t > acked_at),
+        );
         let (emitted, acks, failed, replayed, opens) = spout_stats(&self.out);
         eprintln!(
             "{test}: all {IDS} ids acked in {:.1}s; emitted {emitted}, ack callbacks {acks}, \

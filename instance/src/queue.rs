@@ -136,6 +136,7 @@ impl Drop for Waker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use heron_testkit::wait::spawn_asleep;
     use std::thread;
 
     const LONG: Duration = Duration::from_secs(10);
@@ -174,8 +175,7 @@ mod tests {
     #[test]
     fn dropping_the_sender_wakes_a_sleeping_receiver() {
         let (tx, rx) = bounded::<u32>(1);
-        let receiver = thread::spawn(move || rx.recv_timeout(LONG));
-        thread::sleep(Duration::from_millis(20));
+        let receiver = spawn_asleep(LONG, move || rx.recv_timeout(LONG));
         drop(tx);
         assert_eq!(
             receiver.join().unwrap(),
@@ -187,8 +187,7 @@ mod tests {
     fn dropping_the_receiver_wakes_a_sender_blocked_on_a_full_queue() {
         let (tx, rx) = bounded::<u32>(1);
         tx.send(1).unwrap();
-        let sender = thread::spawn(move || tx.send(2));
-        thread::sleep(Duration::from_millis(20));
+        let sender = spawn_asleep(LONG, move || tx.send(2));
         drop(rx);
         assert_eq!(sender.join().unwrap(), Err(SendError(2)));
     }
@@ -197,8 +196,7 @@ mod tests {
     fn a_receive_wakes_a_sender_blocked_on_a_full_queue() {
         let (tx, rx) = bounded::<u32>(1);
         tx.send(1).unwrap();
-        let sender = thread::spawn(move || tx.send(2));
-        thread::sleep(Duration::from_millis(20));
+        let sender = spawn_asleep(LONG, move || tx.send(2));
         assert_eq!(rx.recv(), Ok(1));
         assert_eq!(rx.recv_timeout(LONG), Ok(2));
         assert_eq!(sender.join().unwrap(), Ok(()));

@@ -175,9 +175,9 @@ fn bolt_executes_batches_emits_anchored_and_acks() {
 
     // Counters reach the metrics file.
     let file = metrics.path().join("container_1_upper_3");
-    assert!(wait_for(TIMEOUT, || {
+    wait_for(TIMEOUT, "5 executed in the counter file", || {
         heron_instance::read_counters(&file).is_ok_and(|c| c.executed == 5)
-    }));
+    });
     let c = heron_instance::read_counters(&file).unwrap();
     assert_eq!((c.emitted, c.acked, c.failed), (4, 4, 1));
     // ... with per-input-stream acks, fails and latency sums and counts (ns).

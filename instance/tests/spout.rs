@@ -128,7 +128,7 @@ fn atmost_once_spout_deployed_paused_then_activated() {
     let mut sm = FakeStmgr::accept(&listener);
     sm.register(StatusCode::Ok, Some(paused.clone()));
 
-    assert!(wait_for(TIMEOUT, || log_contains(&log, "deactivate")));
+    wait_for(TIMEOUT, "deactivate", || log_contains(&log, "deactivate"));
     assert_eq!(log.lock().unwrap()[0], "open 1", "open before deactivate");
     assert!(
         sm.try_read(Duration::from_millis(200)).is_none(),
@@ -145,22 +145,23 @@ fn atmost_once_spout_deployed_paused_then_activated() {
     );
     assert!(log_contains(&log, "activate"));
     // Every message id is acked by the instance itself, right after the emit.
-    assert!(wait_for(TIMEOUT, || (0..10)
-        .all(|i| log_contains(&log, &format!("ack {i}")))));
+    wait_for(TIMEOUT, "acks 0 to 9", || {
+        (0..10).all(|i| log_contains(&log, &format!("ack {i}")))
+    });
     assert!(
         sets.iter().all(|s| s.control.is_none()),
         "spouts send no control tuples"
     );
 
     sm.send(&NewInstanceAssignmentMessage { pplan: paused });
-    assert!(wait_for(TIMEOUT, || {
+    wait_for(TIMEOUT, "a second deactivate", || {
         log.lock()
             .unwrap()
             .iter()
             .filter(|e| *e == "deactivate")
             .count()
             == 2
-    }));
+    });
 
     drop(sm);
     let result = done.recv_timeout(TIMEOUT).unwrap();
@@ -198,9 +199,9 @@ fn atleast_once_spout_respects_max_pending_and_gets_acks_and_fails() {
     // Ack 0 and 1, fail 2; an unknown key and another task's root are ignored.
     sm.send(&control(&[first[&0], first[&1], 12345], &[first[&2]], 1));
     sm.send(&control(&[first[&3]], &[], 7));
-    assert!(wait_for(TIMEOUT, || {
+    wait_for(TIMEOUT, "ack 0, ack 1 and fail 2", || {
         log_contains(&log, "ack 0") && log_contains(&log, "ack 1") && log_contains(&log, "fail 2")
-    }));
+    });
     assert!(
         !log_contains(&log, "ack 3"),
         "a root of another task is not ours"

@@ -1,14 +1,15 @@
 //! Test fixtures: a fake topology binary (a shell script) with its own HOME and state root,
-//! which kills every process it started when dropped.
+//! which kills every process it started when dropped. Waiting is `heron_testkit::wait_for`.
 
 use crate::layout;
-use crate::process::{reap_if_child, signal_group};
 use crate::{KillRequest, SubmitRequest};
-use heron_proto::api::{config::KeyValue, Bolt, Component, Config, Spout, Topology};
+use heron_proto::api::Topology;
 use heron_proto::Message;
+use heron_testkit::plan::TopologyBuilder;
+use heron_testkit::ProcessGuard;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the fake executor runs by default: two children in its process group whose command
 /// lines name the topology, like real roles; each runs a `sleep` (5 processes in the group).
@@ -23,50 +24,15 @@ pub struct FakeWorld {
     pub binary: PathBuf,
 }
 
-fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: Some(value.into()),
-        serialized_value: None,
-        r#type: Some(1),
-    }
-}
-
-fn component(name: &str, parallelism: u32) -> Component {
-    Component {
-        name: name.into(),
-        class_name: None,
-        config: Config {
-            kvs: vec![kv(
-                "topology.component.parallelism",
-                &parallelism.to_string(),
-            )],
-        },
-        serialized_object: None,
-        spec: None,
-        cpp_class_info: None,
-    }
-}
-
 /// `name`: spout `s` x2 and bolt `b` x1 over 2 containers.
 pub fn topology(name: &str) -> Topology {
-    Topology {
-        id: String::new(),
-        name: name.into(),
-        spouts: vec![Spout {
-            comp: component("s", 2),
-            outputs: vec![],
-        }],
-        bolts: vec![Bolt {
-            comp: component("b", 1),
-            inputs: vec![],
-            outputs: vec![],
-        }],
-        state: 1,
-        topology_config: Some(Config {
-            kvs: vec![kv("topology.stmgrs", "2")],
-        }),
-    }
+    TopologyBuilder::new("", name)
+        .spout("s", vec![])
+        .bolt("b", vec![], vec![])
+        .parallelism("s", 2)
+        .parallelism("b", 1)
+        .stmgrs(2)
+        .build()
 }
 
 impl FakeWorld {
@@ -124,24 +90,12 @@ impl FakeWorld {
 impl Drop for FakeWorld {
     fn drop(&mut self) {
         let base = self.home.join(".herondata/topologies/local/tester");
-        for topo in std::fs::read_dir(base).into_iter().flatten().flatten() {
-            for (_, pid) in layout::read_pid_files(&topo.path()).unwrap_or_default() {
-                let _ = signal_group(pid, libc::SIGKILL);
-                reap_if_child(pid);
-            }
-        }
+        let executors = std::fs::read_dir(base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|topo| layout::read_pid_files(&topo.path()).unwrap_or_default());
+        drop(ProcessGuard::groups(executors.map(|(_, pid)| pid)));
         let _ = std::fs::remove_dir_all(&self.root);
     }
-}
-
-/// Polls `f` every 20 ms for up to `timeout`.
-pub fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
 }

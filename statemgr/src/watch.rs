@@ -198,7 +198,9 @@ mod tests {
             Ok(None)
         })
         .unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        heron_testkit::wait_for(Duration::from_secs(5), "a few polls", || {
+            reads.load(Ordering::SeqCst) >= 3
+        });
         drop(w);
         std::thread::sleep(Duration::from_millis(50));
         let after_drop = reads.load(Ordering::SeqCst);

@@ -8,9 +8,10 @@ use heron_statemgr::{
     from_config, NodeEvent, NodeWatch, StateDir, StateError, StateManager, StateManagerExt,
     StateManagerSpec, ZkConfig, ZkStateManager, KEY_CLASS, KEY_CONNECTION_STRING, KEY_ROOT_PATH,
 };
+use heron_testkit::wait_for;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use support::{ctx, eventually, WAIT};
+use support::{ctx, WAIT};
 
 macro_rules! ctx_or_skip {
     () => {
@@ -156,7 +157,7 @@ fn ephemeral_node_goes_with_its_session_persistent_stays() {
         t.elapsed()
     );
     // the session is closed on drop, so the node is gone right away (not after 30 s)
-    eventually("the ephemeral node to go", || {
+    wait_for(WAIT, "the ephemeral node to go", || {
         observer.get(StateDir::TManagers, "wc").unwrap().is_none()
     });
     assert_eq!(

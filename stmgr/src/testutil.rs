@@ -1,52 +1,26 @@
-//! Builders for physical plans and tuples, for the unit tests.
+//! Builders for physical plans and tuples, for the unit tests: thin wrappers of
+//! `heron_testkit::plan` under the names the stream manager's tests use.
 
-use heron_proto::api::{
-    self, stream_schema::KeyType, Bolt, Component, InputStream, OutputStream, Spout, StreamId,
-    StreamSchema, Topology,
-};
-use heron_proto::system::{HeronDataTuple, PhysicalPlan, StMgr};
-use heron_proto::Message;
+use heron_proto::api::{self, InputStream, OutputStream};
+use heron_proto::system::PhysicalPlan;
+use heron_testkit::plan::{self as kit, PlanBuilder, TopologyBuilder};
 
 pub(crate) use crate::bench_api::instance;
+pub(crate) use heron_testkit::plan::{str_value, tuple};
 
 pub(crate) const TOPOLOGY: &str = "wc";
 pub(crate) const TOPOLOGY_ID: &str = "wc-1";
 
 pub(crate) fn output(component: &str, stream: &str, fields: &[&str]) -> OutputStream {
-    OutputStream {
-        stream: StreamId {
-            id: stream.into(),
-            component_name: component.into(),
-        },
-        schema: StreamSchema {
-            keys: fields
-                .iter()
-                .map(|f| KeyType {
-                    key: f.to_string(),
-                    r#type: api::Type::Object as i32,
-                })
-                .collect(),
-        },
-    }
+    kit::output(component, stream, fields)
 }
 
 pub(crate) fn input(component: &str, stream: &str, g: api::Grouping) -> InputStream {
-    InputStream {
-        stream: StreamId {
-            id: stream.into(),
-            component_name: component.into(),
-        },
-        gtype: g as i32,
-        grouping_fields: None,
-        custom_grouping_object: None,
-        r#type: None,
-    }
+    kit::input(component, stream, g)
 }
 
 pub(crate) fn fields_input(component: &str, stream: &str, fields: &[&str]) -> InputStream {
-    let mut i = input(component, stream, api::Grouping::Fields);
-    i.grouping_fields = Some(output(component, stream, fields).schema);
-    i
+    kit::fields_input(component, stream, fields)
 }
 
 pub(crate) fn local_or_shuffle_input(component: &str, stream: &str) -> InputStream {
@@ -55,65 +29,33 @@ pub(crate) fn local_or_shuffle_input(component: &str, stream: &str) -> InputStre
     i
 }
 
-fn component(name: &str) -> Component {
-    Component {
-        name: name.into(),
-        ..Default::default()
-    }
-}
-
-/// A physical plan under construction.
+/// A physical plan of topology [`TOPOLOGY`] under construction.
 pub(crate) struct Plan(pub PhysicalPlan);
 
 impl Plan {
     pub fn new() -> Plan {
-        Plan(PhysicalPlan {
-            topology: Topology {
-                id: TOPOLOGY_ID.into(),
-                name: TOPOLOGY.into(),
-                state: api::TopologyState::Running as i32,
-                ..Default::default()
-            },
-            ..Default::default()
-        })
+        Plan(PlanBuilder::new(TopologyBuilder::new(TOPOLOGY_ID, TOPOLOGY).build()).build())
     }
 
-    pub fn spout(mut self, name: &str, outputs: Vec<OutputStream>) -> Plan {
-        self.0.topology.spouts.push(Spout {
-            comp: component(name),
-            outputs,
-        });
-        self
+    fn with(self, f: impl FnOnce(PlanBuilder) -> PlanBuilder) -> Plan {
+        Plan(f(PlanBuilder::from(self.0)).build())
     }
 
-    pub fn bolt(
-        mut self,
-        name: &str,
-        inputs: Vec<InputStream>,
-        outputs: Vec<OutputStream>,
-    ) -> Plan {
-        self.0.topology.bolts.push(Bolt {
-            comp: component(name),
-            inputs,
-            outputs,
-        });
-        self
+    pub fn spout(self, name: &str, outputs: Vec<OutputStream>) -> Plan {
+        self.with(|p| p.topology(|t| t.spout(name, outputs)))
     }
 
-    pub fn stmgr(mut self, id: &str, port: i32) -> Plan {
-        self.0.stmgrs.push(StMgr {
-            id: id.into(),
-            host_name: "127.0.0.1".into(),
-            data_port: port,
-            local_endpoint: "/unused".into(),
-            ..Default::default()
-        });
-        self
+    pub fn bolt(self, name: &str, inputs: Vec<InputStream>, outputs: Vec<OutputStream>) -> Plan {
+        self.with(|p| p.topology(|t| t.bolt(name, inputs, outputs)))
     }
 
-    pub fn instance(mut self, stmgr: &str, component: &str, task: i32) -> Plan {
-        self.0.instances.push(instance(stmgr, component, task));
-        self
+    pub fn stmgr(self, id: &str, port: i32) -> Plan {
+        let port = u16::try_from(port).expect("a TCP port");
+        self.with(|p| p.stmgr(id, port))
+    }
+
+    pub fn instance(self, stmgr: &str, component: &str, task: i32) -> Plan {
+        self.with(|p| p.with_instance(instance(stmgr, component, task)))
     }
 
     pub fn build(self) -> PhysicalPlan {
@@ -121,38 +63,10 @@ impl Plan {
     }
 }
 
-/// An encoded `HeronDataTuple`.
-pub(crate) fn tuple(values: &[&[u8]], dest: &[i32]) -> Vec<u8> {
-    HeronDataTuple {
-        key: 0,
-        roots: vec![],
-        values: values
-            .iter()
-            .map(|v| bytes::Bytes::copy_from_slice(v))
-            .collect(),
-        dest_task_ids: dest.to_vec(),
-    }
-    .encode_to_vec()
-}
-
-/// A string value in the documented tuple-value encoding (tag 4).
-pub(crate) fn str_value(s: &str) -> Vec<u8> {
-    let mut v = vec![4u8];
-    v.extend_from_slice(s.as_bytes());
-    v
-}
-
 /// `pplan` with `kvs` as its topology config.
 pub(crate) fn with_config(mut pplan: PhysicalPlan, kvs: &[(&str, &str)]) -> PhysicalPlan {
     pplan.topology.topology_config = Some(api::Config {
-        kvs: kvs
-            .iter()
-            .map(|(k, v)| api::config::KeyValue {
-                key: k.to_string(),
-                value: Some(v.to_string()),
-                ..Default::default()
-            })
-            .collect(),
+        kvs: kvs.iter().map(|(k, v)| kit::kv(k, v)).collect(),
     });
     pplan
 }

@@ -5,13 +5,12 @@ mod common;
 
 use bytes::BytesMut;
 use common::*;
-use heron_proto::api::Grouping;
 use heron_proto::codec::{encode_message, encode_raw};
 use heron_proto::stmgr::{
     RegisterInstanceRequest, RegisterInstanceResponse, StrMgrHelloRequest, StrMgrHelloResponse,
     TupleStreamMessage,
 };
-use heron_proto::system::{HeronTupleSet2, PhysicalPlan, StatusCode};
+use heron_proto::system::{HeronTupleSet2, StatusCode};
 use heron_proto::ReqId;
 use std::time::{Duration, Instant};
 
@@ -46,13 +45,7 @@ fn bad_connections_are_closed_and_good_ones_keep_working() {
     with_timeout(Duration::from_secs(60), || {
         let root = tempfile::tempdir().unwrap();
         let (data, local) = (free_port(), free_port());
-        let spout = instance("stmgr-1", "spout", 1);
-        let bolt = instance("stmgr-1", "bolt", 2);
-        let plan = PhysicalPlan {
-            topology: topology("spout", "bolt", Grouping::Shuffle),
-            stmgrs: vec![stmgr_record("stmgr-1", data)],
-            instances: vec![spout.clone(), bolt.clone()],
-        };
+        let (spout, bolt, plan) = relay_plan(data);
         let tm = FakeTmaster::start(plan);
         write_location(root.path(), tm.port);
         start_stmgr(stmgr_config(

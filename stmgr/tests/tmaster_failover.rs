@@ -4,9 +4,8 @@
 mod common;
 
 use common::*;
-use heron_proto::api::{Grouping, TopologyState};
+use heron_proto::api::TopologyState;
 use heron_proto::stmgr::NewInstanceAssignmentMessage;
-use heron_proto::system::PhysicalPlan;
 use std::time::Duration;
 
 #[test]
@@ -15,13 +14,7 @@ fn the_stream_manager_follows_a_restarted_or_moved_tmaster() {
     with_timeout(Duration::from_secs(60), || {
         let root = tempfile::tempdir().unwrap();
         let (data, local) = (free_port(), free_port());
-        let spout = instance("stmgr-1", "spout", 1);
-        let bolt = instance("stmgr-1", "bolt", 2);
-        let plan = PhysicalPlan {
-            topology: topology("spout", "bolt", Grouping::Shuffle),
-            stmgrs: vec![stmgr_record("stmgr-1", data)],
-            instances: vec![spout.clone(), bolt.clone()],
-        };
+        let (spout, bolt, plan) = relay_plan(data);
         let a = FakeTmaster::start(plan.clone());
         write_location(root.path(), a.port);
         start_stmgr(stmgr_config(
@@ -35,9 +28,9 @@ fn the_stream_manager_follows_a_restarted_or_moved_tmaster() {
         // Nothing reaches the tmaster until both instances registered.
         let (mut s, resp) = register(local, &spout);
         assert!(resp.pplan.is_none());
-        std::thread::sleep(Duration::from_millis(300));
+        // (the stmgr answered the spout, so it has decided; watch the tmaster for a while)
         assert!(
-            a.events.try_recv().is_err(),
+            a.events.recv_timeout(Duration::from_millis(300)).is_err(),
             "registered before all instances were in"
         );
         let (_b, _) = register(local, &bolt);

@@ -1,6 +1,7 @@
 //! Headless Debian `chromium` driven over the DevTools protocol (a websocket): navigate,
 //! evaluate JavaScript, collect console errors and uncaught exceptions, take screenshots.
 
+use heron_testkit::Wait;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -80,22 +81,19 @@ impl Browser {
             .and_then(|p| p.parse().ok())
             .expect("DevTools port");
         let addr = format!("127.0.0.1:{port}").parse().unwrap();
-        let page_url = {
-            let deadline = Instant::now() + Duration::from_secs(20);
-            loop {
-                let list = crate::support::http::get(addr, "/json/list").json();
-                let page = list.as_array().and_then(|a| {
+        let mut list = Value::Null;
+        let page_url = Wait::new("a page target")
+            .timeout(Duration::from_secs(20))
+            .every(Duration::from_millis(200))
+            .try_until(|| {
+                list = crate::support::http::get(addr, "/json/list").json();
+                list.as_array().and_then(|a| {
                     a.iter()
                         .find(|t| t["type"] == "page")
                         .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_string))
-                });
-                if let Some(p) = page {
-                    break p;
-                }
-                assert!(Instant::now() < deadline, "no page target: {list}");
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        };
+                })
+            })
+            .unwrap_or_else(|e| panic!("{e}: {list}"));
         let stream = TcpStream::connect(addr).expect("connect to DevTools");
         let (ws, _) = tungstenite::client(page_url.as_str(), stream).expect("websocket handshake");
         let mut b = Browser {

@@ -1,170 +1,51 @@
 //! Shared harness for the multi-process tests: a private HOME per test, the `heron` CLI and
-//! example binaries, a guard that kills every process a test started, and waiting helpers.
+//! example binaries (the cluster, its process cleanup and the waiting are heron-testkit's),
+//! and readers of what the topologies write.
 #![allow(dead_code)]
 
 pub mod http;
 
+use heron_testkit::wait::{Outcome, Wait};
+use heron_testkit::LocalCluster;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
-/// One test's world: its own HOME (so its own state root and working directories).
-pub struct TestEnv {
-    pub home: tempfile::TempDir,
-    /// Topologies submitted through this env; killed on drop.
-    topologies: Vec<String>,
-}
+/// One test's world: a [`LocalCluster`] (its own HOME, so its own state root and working
+/// directories) driven by this crate's `heron` binary; every process it started is killed
+/// when it is dropped.
+pub struct TestEnv(LocalCluster);
 
 impl TestEnv {
     pub fn new() -> TestEnv {
-        TestEnv {
-            home: tempfile::Builder::new()
-                .prefix("heron-test-home")
-                .tempdir()
-                .expect("temp HOME"),
-            topologies: Vec::new(),
-        }
-    }
-
-    pub fn home(&self) -> &Path {
-        self.home.path()
-    }
-
-    pub fn state_root(&self) -> PathBuf {
-        self.home().join(".herondata/repository/state/local")
-    }
-
-    /// The topology's working directory (`~/.herondata/topologies/local/<role>/<name>`).
-    pub fn working_dir(&self, name: &str) -> Option<PathBuf> {
-        self.working_dir_in("local", name)
-    }
-
-    /// The `heron` CLI with this env's HOME.
-    pub fn heron(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_heron"));
-        c.env("HOME", self.home()).env("USER", "tester");
-        c
-    }
-
-    /// Submits `binary` with `args` through `heron submit local`; the topology is killed when
-    /// this env is dropped.
-    pub fn submit(&mut self, name: &str, binary: &Path, args: &[&str]) -> Output {
-        self.topologies.push(name.to_string());
-        let out = self
-            .heron()
-            .arg("submit")
-            .arg("local")
-            .arg(binary)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run heron submit");
-        if !out.status.success() {
-            eprintln!(
-                "heron submit failed:\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            self.dump_logs(name);
-        }
-        out
-    }
-
-    pub fn kill(&self, name: &str) -> Output {
-        self.heron()
-            .args(["kill", "local", name])
-            .stdin(Stdio::null())
-            .output()
-            .expect("run heron kill")
-    }
-
-    /// Prints the tail of every log of the topology (for failing tests).
-    pub fn dump_logs(&self, name: &str) {
-        self.dump_logs_in("local", name);
-    }
-
-    /// Process groups of the topology's executors, from their pid files.
-    fn executor_groups(&self, name: &str) -> Vec<i32> {
-        let Some(dir) = self.working_dir(name) else {
-            return Vec::new();
-        };
-        let mut pids = Vec::new();
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let f = e.file_name().to_string_lossy().to_string();
-            if f.starts_with("executor-") && f.ends_with(".pid") {
-                if let Ok(s) = std::fs::read_to_string(e.path()) {
-                    if let Ok(p) = s.trim().parse::<i32>() {
-                        pids.push(p);
-                    }
-                }
-            }
-        }
-        pids
+        TestEnv(LocalCluster::new(env!("CARGO_BIN_EXE_heron")))
     }
 }
 
-impl Drop for TestEnv {
-    fn drop(&mut self) {
-        for name in self.topologies.clone() {
-            let groups = self.executor_groups(&name);
-            let _ = self.kill(&name);
-            for g in groups {
-                // SAFETY: signalling a process group we started; harmless if it is gone.
-                unsafe {
-                    libc::kill(-g, libc::SIGKILL);
-                }
-            }
-        }
-        // Anything still running with this HOME in its command line or environment is ours.
-        for pid in processes_mentioning(&self.home().to_string_lossy()) {
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
+impl Deref for TestEnv {
+    type Target = LocalCluster;
+    fn deref(&self) -> &LocalCluster {
+        &self.0
     }
 }
 
-/// Pids of processes whose command line contains `needle` (excluding this process).
-pub fn processes_mentioning(needle: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let hit = |b: &[u8]| {
-            b.windows(needle.len().max(1))
-                .any(|w| w == needle.as_bytes())
-        };
-        if hit(&cmd) || hit(&env) {
-            // skip zombies: they are gone but not yet reaped by their parent
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            if stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')) {
-                continue;
-            }
-            found.push(pid);
-        }
+impl DerefMut for TestEnv {
+    fn deref_mut(&mut self) -> &mut LocalCluster {
+        &mut self.0
     }
-    found
 }
 
-/// Polls `f` every 100 ms until it returns `Some`, or panics with `what` after `timeout`.
-pub fn wait_for<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        if start.elapsed() > timeout {
-            panic!("timed out after {timeout:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+#[allow(unused_imports)] // not every test binary uses both
+pub use heron_testkit::{process::processes_mentioning, wait::wait_growth};
+
+/// [`heron_testkit::wait_for`] polling every 100 ms (these conditions read files and `/proc`).
+#[track_caller]
+pub fn wait_for<O: Outcome>(timeout: Duration, what: &str, f: impl FnMut() -> O) -> O::Value {
+    Wait::new(what)
+        .timeout(timeout)
+        .every(Duration::from_millis(100))
+        .until(f)
 }
 
 /// An example binary built by `cargo test` (examples are built alongside the tests).
@@ -197,20 +78,20 @@ pub fn heron_python() -> PathBuf {
     let python = venv.join("bin/python");
     let ready = venv.join(".ready");
     let lock = root.join("target/test-venv.lock");
-    // Serialise creation between test binaries running in parallel.
-    let start = Instant::now();
-    loop {
-        if ready.exists() {
-            return python;
-        }
-        if std::fs::create_dir(&lock).is_ok() {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "timed out waiting for another test to build the Python environment"
-        );
-        std::thread::sleep(Duration::from_millis(200));
+    // Serialise creation between test binaries running in parallel: either it is ready, or we
+    // take the lock and build it.
+    let ours = Wait::new("another test to build the Python environment")
+        .timeout(Duration::from_secs(300))
+        .every(Duration::from_millis(200))
+        .until(|| {
+            if ready.exists() {
+                Some(false)
+            } else {
+                std::fs::create_dir(&lock).is_ok().then_some(true)
+            }
+        });
+    if !ours {
+        return python;
     }
     let result = (|| {
         let ok = Command::new("python3")
@@ -277,52 +158,6 @@ pub fn thread_policies(pid: i32) -> Vec<i64> {
     out
 }
 
-// ---- clusters other than `local` (tests/zookeeper.rs, tests/control.rs) ----
-
-impl TestEnv {
-    /// `heron <verb> [extra flags] <cluster> <args...>` with this env's HOME; not recorded for
-    /// the kill on drop (processes are still cleaned up by HOME).
-    pub fn heron_in(&self, verb: &str, cluster: &str, extra: &[String], args: &[&str]) -> Output {
-        self.heron()
-            .arg(verb)
-            .args(extra)
-            .arg(cluster)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("run heron {verb}: {e}"))
-    }
-
-    /// The topology's working directory in `cluster`.
-    pub fn working_dir_in(&self, cluster: &str, name: &str) -> Option<PathBuf> {
-        let base = self.home().join(".herondata/topologies").join(cluster);
-        for role in std::fs::read_dir(&base).ok()?.flatten() {
-            let p = role.path().join(name);
-            if p.is_dir() {
-                return Some(p);
-            }
-        }
-        None
-    }
-
-    /// Prints the tail of every log of the topology in `cluster`.
-    pub fn dump_logs_in(&self, cluster: &str, name: &str) {
-        let Some(dir) = self.working_dir_in(cluster, name) else {
-            return;
-        };
-        for e in std::fs::read_dir(dir.join("log-files"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(30)..];
-            eprintln!("---- {} ----\n{}", e.path().display(), tail.join("\n"));
-        }
-    }
-}
-
 /// Sums one counter over the instance counter files of the topology in `cluster`.
 pub fn counter_in(env: &TestEnv, cluster: &str, name: &str, key: &str) -> u64 {
     let Some(dir) = env.working_dir_in(cluster, name) else {
@@ -357,15 +192,6 @@ pub fn assert_ok(out: &Output, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// Waits until `f()` grows by more than `by` from its value now; returns the new value.
-pub fn wait_growth(timeout: Duration, what: &str, by: u64, mut f: impl FnMut() -> u64) -> u64 {
-    let start = f();
-    wait_for(timeout, what, || {
-        let now = f();
-        (now > start + by).then_some(now)
-    })
 }
 
 /// Pids of this env's instance processes of `component` (`--component-name <component>`).

@@ -10,7 +10,6 @@ use heron_proto::tmanager::{MetricDatum, PublishMetrics, TManagerLocation};
 use heron_proto::ReqId;
 use heron_statemgr::{StateDir, StateManager, StateManagerExt};
 use heron_tmaster::TmasterError;
-use std::time::{Duration, Instant};
 
 fn check_plan(f: &Fixture, plan: &PhysicalPlan, ports: [i32; 2]) {
     assert_eq!(plan.topology, f.topology);
@@ -99,19 +98,11 @@ fn registers_pushes_the_plan_and_answers_heartbeats() {
     // stmgr-1 goes away and comes back on another port: the plan is rebuilt with the new
     // port and pushed to both; the response carries the previous plan.
     drop(s1);
-    let deadline = Instant::now() + TIMEOUT;
     let mut s1 = Client::connect(f.config.server_port);
-    let r = loop {
+    let r = wait_for(TIMEOUT, "the disconnect to be noticed", || {
         let r = s1.register(&f.register_request(1, 6001));
-        if status_of(&r) != StatusCode::DuplicateStrmgr {
-            break r;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the disconnect was never noticed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        (status_of(&r) != StatusCode::DuplicateStrmgr).then_some(r)
+    });
     assert_eq!(status_of(&r), StatusCode::Ok);
     assert_eq!(r.pplan.as_ref(), Some(&pushed1));
     let again1 = s1.recv_as::<NewPhysicalPlanMessage>().new_pplan;

@@ -43,7 +43,7 @@ fn waits_for_a_late_packing_plan() {
     f.state
         .set_proto(StateDir::PackingPlans, NAME, &f.plan)
         .unwrap();
-    wait_for("the location node", || {
+    wait_for(TIMEOUT, "the location node", || {
         f.state.get_tmanager_location(NAME).unwrap().is_some()
     });
     f.state.delete(StateDir::TManagers, NAME).unwrap();

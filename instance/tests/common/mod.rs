@@ -15,8 +15,10 @@ use heron_instance::{InstanceConfig, InstanceError, RunOptions};
 use heron_proto::api::TopologyState;
 use heron_proto::codec::{encode_message, HeronCodec, Packet, ReqId};
 use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
-use heron_proto::system::{HeronTupleSet, Instance, InstanceInfo, PhysicalPlan, StMgr, StatusCode};
+use heron_proto::system::{HeronTupleSet, PhysicalPlan, StatusCode};
 use heron_proto::{Message, Name};
+use heron_testkit::plan::{self, PlanBuilder};
+pub use heron_testkit::{wait_for, Wait};
 
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -35,23 +37,19 @@ pub fn listen() -> (TcpListener, u16) {
 impl FakeStmgr {
     pub fn accept(listener: &TcpListener) -> FakeStmgr {
         listener.set_nonblocking(true).unwrap();
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    stream.set_nonblocking(false).unwrap();
-                    return FakeStmgr {
-                        stream,
-                        buf: BytesMut::new(),
-                        codec: HeronCodec::new(0),
-                    };
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    assert!(Instant::now() < deadline, "the instance never connected");
-                    thread::sleep(Duration::from_millis(5));
-                }
+        let accepted = Wait::new("the instance to connect")
+            .timeout(TIMEOUT)
+            .every(Duration::from_millis(5))
+            .until(|| match listener.accept() {
+                Ok((stream, _)) => Some(stream),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
                 Err(e) => panic!("accept: {e}"),
-            }
+            });
+        accepted.set_nonblocking(false).unwrap();
+        FakeStmgr {
+            stream: accepted,
+            buf: BytesMut::new(),
+            codec: HeronCodec::new(0),
         }
     }
 
@@ -168,6 +166,8 @@ pub fn data_count(sets: &[HeronTupleSet]) -> usize {
         .sum()
 }
 
+/// A plan of `topology` in `state` with one stream manager (`stmgr-1`) and the instances
+/// `(task, component, component index)`.
 pub fn pplan(
     topology: &HeronTopology,
     instances: &[(i32, &str, i32)],
@@ -176,33 +176,13 @@ pub fn pplan(
     let mut t = topology.to_proto();
     t.id = format!("{}-id", t.name);
     t.state = state as i32;
-    PhysicalPlan {
-        topology: t,
-        stmgrs: vec![StMgr {
-            id: "stmgr-1".into(),
-            host_name: "127.0.0.1".into(),
-            data_port: 1,
-            local_endpoint: "/unused".into(),
-            cwd: None,
-            pid: None,
-            shell_port: None,
-            local_data_port: None,
-        }],
-        instances: instances
-            .iter()
-            .map(|&(task, comp, index)| Instance {
-                instance_id: format!("container_1_{comp}_{task}"),
-                stmgr_id: "stmgr-1".into(),
-                info: InstanceInfo {
-                    task_id: task,
-                    component_index: index,
-                    component_name: comp.into(),
-                    params: vec![],
-                    remote_debugger_port: None,
-                },
-            })
-            .collect(),
-    }
+    let stmgr = PlanBuilder::new(t).stmgr("stmgr-1", 1);
+    instances
+        .iter()
+        .fold(stmgr, |p, &(task, comp, index)| {
+            p.with_instance(plan::instance("stmgr-1", comp, task, index))
+        })
+        .build()
 }
 
 pub fn instance_config(
@@ -253,15 +233,4 @@ pub type Log = Arc<Mutex<Vec<String>>>;
 
 pub fn log_contains(log: &Log, entry: &str) -> bool {
     log.lock().unwrap().iter().any(|e| e == entry)
-}
-
-pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    cond()
 }

@@ -1,8 +1,9 @@
 use super::*;
 use crate::process::{group_alive, group_members, signal_process, spawn_session_leader};
 use crate::submit;
-use crate::test_support::{eventually, FakeWorld, TWO_CHILDREN};
+use crate::test_support::{FakeWorld, TWO_CHILDREN};
 use heron_statemgr::StateManager;
+use heron_testkit::{wait_for, ProcessGuard};
 use std::process::{Command, Stdio};
 
 #[test]
@@ -10,14 +11,14 @@ fn kill_reaches_the_children_of_an_executor_that_was_sigkilled() {
     let world = FakeWorld::new("K", TWO_CHILDREN);
     let sub = submit(&world.request()).unwrap();
     let victim = sub.executors[1].pid;
-    assert!(eventually(Duration::from_secs(5), || group_members(victim)
-        .len()
-        == 5));
+    wait_for(Duration::from_secs(5), "5 processes in the group", || {
+        group_members(victim).len() == 5
+    });
     signal_process(victim, libc::SIGKILL).unwrap();
     reap_if_child(victim);
-    assert!(eventually(Duration::from_secs(2), || group_members(victim)
-        .len()
-        == 4));
+    wait_for(Duration::from_secs(2), "4 processes in the group", || {
+        group_members(victim).len() == 4
+    });
     assert!(group_alive(victim), "the executor's children outlive it");
     kill(&world.kill_request("K")).unwrap();
     for e in &sub.executors {
@@ -30,9 +31,9 @@ fn kill_escalates_when_an_executor_ignores_sigterm() {
     let world = FakeWorld::new("Stubborn", &format!("trap '' TERM\n{TWO_CHILDREN}"));
     let sub = submit(&world.request()).unwrap();
     for e in &sub.executors {
-        assert!(eventually(Duration::from_secs(5), || group_members(e.pid)
-            .len()
-            == 5));
+        wait_for(Duration::from_secs(5), "5 processes in the group", || {
+            group_members(e.pid).len() == 5
+        });
     }
     let mut req = world.kill_request("Stubborn");
     req.grace = Duration::from_millis(300);
@@ -53,16 +54,6 @@ fn killing_an_unknown_topology_names_it() {
     );
 }
 
-/// Kills a plain process group on drop.
-struct Group(i32, std::process::Child);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        let _ = crate::process::signal_group(self.0, libc::SIGKILL);
-        let _ = self.1.wait();
-    }
-}
-
 #[test]
 fn a_stale_pid_file_naming_a_foreign_group_is_left_alone() {
     let world = FakeWorld::new("Stale", TWO_CHILDREN);
@@ -75,14 +66,16 @@ fn a_stale_pid_file_naming_a_foreign_group_is_left_alone() {
             .stdout(Stdio::null()),
     )
     .unwrap();
-    let group = Group(foreign.id() as i32, foreign);
+    let pgid = foreign.id() as i32;
+    let mut _guard = ProcessGuard::groups([pgid]);
+    _guard.child(foreign);
     let wd = world.working_dir("Stale");
     std::fs::create_dir_all(&wd).unwrap();
-    layout::write_pid_file(&wd, 0, group.0).unwrap();
+    layout::write_pid_file(&wd, 0, pgid).unwrap();
     let report = kill(&world.kill_request("Stale")).unwrap();
     assert_eq!(report.executors.len(), 1);
     assert!(
-        group_alive(group.0),
+        group_alive(pgid),
         "a foreign process group is not signalled"
     );
     assert!(state.get(StateDir::Topologies, "Stale").unwrap().is_none());

@@ -1,19 +1,8 @@
 use super::*;
+use heron_testkit::{wait_for, ProcessGuard, Wait};
 use std::process::Stdio;
 
-/// Kills the groups it holds when dropped, so a failing test leaves nothing behind.
-struct GroupGuard(Vec<i32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        for &g in &self.0 {
-            let _ = signal_group(g, libc::SIGKILL);
-            reap_if_child(g);
-        }
-    }
-}
-
-fn session(script: &str) -> (Child, GroupGuard) {
+fn session(script: &str) -> (Child, ProcessGuard) {
     let child = spawn_session_leader(
         Command::new("sh")
             .args(["-c", script])
@@ -23,25 +12,16 @@ fn session(script: &str) -> (Child, GroupGuard) {
     )
     .expect("spawn sh");
     let pid = child.id() as i32;
-    (child, GroupGuard(vec![pid]))
-}
-
-fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
+    (child, ProcessGuard::groups([pid]))
 }
 
 #[test]
 fn session_leader_owns_its_group_and_stop_removes_it() {
     let (child, _guard) = session("sleep 30");
     let pid = child.id() as i32;
-    assert!(wait_until(Duration::from_secs(2), || group_members(pid).contains(&pid)));
+    wait_for(Duration::from_secs(2), "the leader in its group", || {
+        group_members(pid).contains(&pid)
+    });
     assert!(group_alive(pid));
     let survivors = stop_groups(&[pid], Duration::from_secs(5));
     assert!(survivors.is_empty(), "survivors {survivors:?}");
@@ -56,20 +36,26 @@ fn session_leader_owns_its_group_and_stop_removes_it() {
 fn stop_reaches_children_after_the_leader_was_sigkilled() {
     let (child, _guard) = session("sleep 30 & sleep 30 & wait");
     let pid = child.id() as i32;
-    assert!(wait_until(Duration::from_secs(2), || group_members(pid)
-        .len()
-        == 3));
+    wait_for(Duration::from_secs(2), "the leader and two sleeps", || {
+        group_members(pid).len() == 3
+    });
     signal_process(pid, libc::SIGKILL).unwrap();
     reap_if_child(pid);
-    assert!(wait_until(Duration::from_secs(2), || !group_members(pid)
-        .contains(&pid)));
+    wait_for(
+        Duration::from_secs(2),
+        "the leader to leave its group",
+        || !group_members(pid).contains(&pid),
+    );
     let orphans = group_members(pid);
     assert_eq!(orphans.len(), 2, "the two sleeps outlive their leader");
     assert!(group_alive(pid));
     assert!(stop_groups(&[pid], Duration::from_secs(5)).is_empty());
     for o in orphans {
-        assert!(wait_until(Duration::from_secs(2), || proc_stat(o)
-            .is_none_or(|s| s.state == 'Z')));
+        wait_for(
+            Duration::from_secs(2),
+            &format!("orphan {o} to die"),
+            || proc_stat(o).is_none_or(|s| s.state == 'Z'),
+        );
     }
 }
 
@@ -77,9 +63,9 @@ fn stop_reaches_children_after_the_leader_was_sigkilled() {
 fn stop_escalates_to_sigkill_when_sigterm_is_ignored() {
     let (child, _guard) = session("trap '' TERM; sleep 30 & wait");
     let pid = child.id() as i32;
-    assert!(wait_until(Duration::from_secs(2), || group_members(pid)
-        .len()
-        == 2));
+    wait_for(Duration::from_secs(2), "the leader and its sleep", || {
+        group_members(pid).len() == 2
+    });
     let start = Instant::now();
     let survivors = stop_groups(&[pid], Duration::from_millis(300));
     assert!(survivors.is_empty(), "survivors {survivors:?}");
@@ -98,12 +84,11 @@ fn child_dies_when_the_spawning_thread_exits() {
     })
     .join()
     .unwrap();
-    let _guard = GroupGuard(Vec::new());
     let pid = child.id() as i32;
-    let status = wait_until(Duration::from_secs(5), || {
-        matches!(child.try_wait(), Ok(Some(_)))
-    });
-    if !status {
+    let exited = Wait::new("the child to die with its thread")
+        .timeout(Duration::from_secs(5))
+        .try_until(|| matches!(child.try_wait(), Ok(Some(_))));
+    if exited.is_err() {
         let _ = signal_process(pid, libc::SIGKILL);
         let _ = child.wait();
         panic!("child survived its spawning thread");

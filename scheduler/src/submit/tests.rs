@@ -1,8 +1,9 @@
 use super::*;
 use crate::process::{group_alive, group_members};
-use crate::test_support::{eventually, FakeWorld, TWO_CHILDREN};
+use crate::test_support::{FakeWorld, TWO_CHILDREN};
 use crate::{kill, SchedulerError};
 use heron_statemgr::StateManagerExt;
+use heron_testkit::wait_for;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -45,9 +46,9 @@ fn submit_writes_state_and_starts_one_executor_per_container_then_kill_leaves_no
             std::fs::read_to_string(layout::pid_file(&sub.working_dir, e.shard)).unwrap();
         assert_eq!(pid_file.trim(), e.pid.to_string());
         // the executor script and its two children share the executor's process group
-        assert!(eventually(Duration::from_secs(5), || group_members(e.pid)
-            .len()
-            >= 3));
+        wait_for(Duration::from_secs(5), "3 processes in the group", || {
+            group_members(e.pid).len() >= 3
+        });
     }
     let args = crate::process::cmdline(sub.executors[1].pid);
     let tail: Vec<&str> = args.iter().skip(2).map(String::as_str).collect();

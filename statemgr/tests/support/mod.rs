@@ -16,6 +16,7 @@
 pub mod proxy;
 
 use heron_statemgr::{ZkConfig, ZkStateManager};
+use heron_testkit::free_port;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -47,11 +48,6 @@ fn script() -> PathBuf {
     } else {
         dir.join("../scripts/zookeeper.sh")
     }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().unwrap().port()
 }
 
 fn start_private() -> Result<ZkServer, String> {
@@ -186,17 +182,5 @@ impl Drop for Ctx {
         if let Ok(sm) = ZkStateManager::connect(c) {
             let _ = sm.delete_root();
         }
-    }
-}
-
-/// Polls `f` until it returns true, at most [`WAIT`].
-pub fn eventually(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while !f() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out after {WAIT:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -3,17 +3,14 @@
 #![allow(dead_code)]
 
 use bytes::{Bytes, BytesMut};
-use heron_proto::api::{
-    self, stream_schema::KeyType, Bolt, Component, InputStream, OutputStream, Spout, StreamId,
-    StreamSchema, Topology,
-};
+use heron_proto::api::{self, Topology};
 use heron_proto::codec::encode_message;
 use heron_proto::stmgr::{
     NewInstanceAssignmentMessage, NewPhysicalPlanMessage, RegisterInstanceRequest,
     RegisterInstanceResponse,
 };
 use heron_proto::system::{
-    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, PhysicalPlan, StMgr, StatusCode,
+    HeronDataTuple, HeronDataTupleSet, HeronTupleSet, Instance, PhysicalPlan, StatusCode,
 };
 use heron_proto::tmanager::{
     StMgrHeartbeatRequest, StMgrHeartbeatResponse, StMgrRegisterRequest, StMgrRegisterResponse,
@@ -23,6 +20,8 @@ use heron_proto::{status, HeronCodec, Message, Name, Packet, ReqId};
 use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
 pub use heron_stmgr::bench_api::instance;
 use heron_stmgr::StmgrConfig;
+use heron_testkit::plan::{self, PlanBuilder, TopologyBuilder};
+use heron_testkit::wait_for;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
@@ -44,14 +43,7 @@ pub fn init_logs() {
         .try_init();
 }
 
-/// A port that was free a moment ago.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use heron_testkit::free_port;
 
 /// Runs `f` on its own thread and fails the test if it takes longer than `limit`.
 pub fn with_timeout(limit: Duration, f: impl FnOnce() + Send + 'static) {
@@ -144,17 +136,10 @@ impl Peer {
 
     /// Connects to 127.0.0.1:`port`, retrying while nothing listens there yet.
     pub fn connect(port: u16) -> Peer {
-        let deadline = Instant::now() + STEP;
-        loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(s) => return Peer::new(s),
-                Err(e) if Instant::now() < deadline => {
-                    let _ = e;
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => panic!("cannot connect to port {port}: {e}"),
-            }
-        }
+        let stream = wait_for(STEP, &format!("a listener on port {port}"), || {
+            TcpStream::connect(("127.0.0.1", port)).ok()
+        });
+        Peer::new(stream)
     }
 
     pub fn send<M: Message + Name>(&mut self, msg: &M) -> ReqId {
@@ -257,80 +242,45 @@ pub fn register_all(instances: &[(u16, &Instance)]) -> Vec<(Peer, PhysicalPlan)>
         .collect()
 }
 
-fn schema(fields: &[&str]) -> StreamSchema {
-    StreamSchema {
-        keys: fields
-            .iter()
-            .map(|f| KeyType {
-                key: f.to_string(),
-                r#type: api::Type::Object as i32,
-            })
-            .collect(),
-    }
-}
-
-fn stream_id(component: &str, stream: &str) -> StreamId {
-    StreamId {
-        id: stream.into(),
-        component_name: component.into(),
-    }
-}
-
 /// A topology: one spout emitting `[word]` on `default`, one bolt subscribing with `g`
 /// (grouped by `word` for FIELDS).
 pub fn topology(spout: &str, bolt: &str, g: api::Grouping) -> Topology {
-    let comp = |name: &str| Component {
-        name: name.into(),
-        ..Default::default()
+    let input = match g {
+        api::Grouping::Fields => plan::fields_input(spout, "default", &["word"]),
+        g => plan::input(spout, "default", g),
     };
-    Topology {
-        id: TOPOLOGY_ID.into(),
-        name: TOPOLOGY.into(),
-        state: api::TopologyState::Running as i32,
-        spouts: vec![Spout {
-            comp: comp(spout),
-            outputs: vec![OutputStream {
-                stream: stream_id(spout, "default"),
-                schema: schema(&["word"]),
-            }],
-        }],
-        bolts: vec![Bolt {
-            comp: comp(bolt),
-            inputs: vec![InputStream {
-                stream: stream_id(spout, "default"),
-                gtype: g as i32,
-                grouping_fields: (g == api::Grouping::Fields).then(|| schema(&["word"])),
-                custom_grouping_object: None,
-                r#type: None,
-            }],
-            outputs: vec![],
-        }],
-        topology_config: None,
-    }
+    TopologyBuilder::new(TOPOLOGY_ID, TOPOLOGY)
+        .spout(spout, vec![plan::output(spout, "default", &["word"])])
+        .bolt(bolt, vec![input], vec![])
+        .build()
 }
 
-pub fn stmgr_record(id: &str, data_port: u16) -> StMgr {
-    StMgr {
-        id: id.into(),
-        host_name: "127.0.0.1".into(),
-        data_port: i32::from(data_port),
-        local_endpoint: "/unused".into(),
-        ..Default::default()
-    }
+#[allow(unused_imports)] // not every test binary uses it
+pub use heron_testkit::plan::stmgr as stmgr_record;
+
+/// The smallest relay: spout task 1 and bolt task 2 (shuffle grouping) under `stmgr-1` with
+/// data port `data`; returns (spout, bolt, plan).
+pub fn relay_plan(data: u16) -> (Instance, Instance, PhysicalPlan) {
+    let spout = instance("stmgr-1", "spout", 1);
+    let bolt = instance("stmgr-1", "bolt", 2);
+    let plan = PlanBuilder::new(topology("spout", "bolt", api::Grouping::Shuffle))
+        .stmgr("stmgr-1", data)
+        .with_instance(spout.clone())
+        .with_instance(bolt.clone())
+        .build();
+    (spout, bolt, plan)
 }
 
 /// A string value in the documented tuple-value encoding (tag 4).
 pub fn str_value(s: &str) -> Bytes {
-    let mut v = vec![4u8];
-    v.extend_from_slice(s.as_bytes());
-    v.into()
+    plan::str_value(s).into()
 }
 
 /// A data tuple set of one-field tuples from task `src` of `component`.
 pub fn words(component: &str, src: i32, words: &[String]) -> HeronTupleSet {
     HeronTupleSet {
         data: Some(HeronDataTupleSet {
-            stream: stream_id(component, "default"),
+            stream: plan::stream_id(component, "default"),
             tuples: words
                 .iter()
                 .map(|w| HeronDataTuple {

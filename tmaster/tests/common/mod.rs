@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use bytes::BytesMut;
-use heron_proto::api::{config::KeyValue, Bolt, Component, Config, Spout, Topology};
+use heron_proto::api::Topology;
 use heron_proto::codec::encode_message;
 use heron_proto::system::{Instance, InstanceInfo, PackingPlan, StMgr, StMgrStats, StatusCode};
 use heron_proto::tmanager::{
@@ -11,11 +11,13 @@ use heron_proto::tmanager::{
 };
 use heron_proto::{HeronCodec, Message, Name, Packet, ReqId};
 use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
+use heron_testkit::plan::TopologyBuilder;
+pub use heron_testkit::wait_for;
 use heron_tmaster::{TmasterConfig, TmasterError, TmasterOptions};
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long any single wait may take before the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,56 +35,17 @@ pub fn init_logging() {
         .try_init();
 }
 
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: Some(value.into()),
-        serialized_value: None,
-        r#type: Some(1),
-    }
-}
-
-fn component(name: &str, parallelism: u32) -> Component {
-    Component {
-        name: name.into(),
-        class_name: None,
-        config: Config {
-            kvs: vec![kv(
-                heron_packer::keys::COMPONENT_PARALLELISM,
-                &parallelism.to_string(),
-            )],
-        },
-        serialized_object: None,
-        spec: None,
-        cpp_class_info: None,
-    }
-}
+pub use heron_testkit::free_port;
 
 /// Spout `word` ×2, bolt `count` ×2, over `containers` containers.
 pub fn topology(containers: u32) -> Topology {
-    Topology {
-        id: ID.into(),
-        name: NAME.into(),
-        spouts: vec![Spout {
-            comp: component("word", 2),
-            outputs: vec![],
-        }],
-        bolts: vec![Bolt {
-            comp: component("count", 2),
-            inputs: vec![],
-            outputs: vec![],
-        }],
-        state: 1,
-        topology_config: Some(Config {
-            kvs: vec![kv(heron_packer::keys::STMGRS, &containers.to_string())],
-        }),
-    }
+    TopologyBuilder::new(ID, NAME)
+        .spout("word", vec![])
+        .bolt("count", vec![], vec![])
+        .parallelism("word", 2)
+        .parallelism("count", 2)
+        .stmgrs(containers)
+        .build()
 }
 
 /// A state root holding the topology and its round-robin packing plan.
@@ -179,25 +142,16 @@ impl Fixture {
     pub fn start(&self) -> JoinHandle<Result<(), TmasterError>> {
         let (config, options) = (self.config.clone(), self.options());
         let handle = std::thread::spawn(move || heron_tmaster::run_with_options(config, options));
-        wait_for("the location node", || {
+        wait_for(TIMEOUT, "the location node", || {
             self.state.get_tmanager_location(NAME).unwrap().is_some()
         });
         handle
     }
 }
 
-/// Polls `cond` until it holds; fails the test after [`TIMEOUT`].
-pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + TIMEOUT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Waits for the tmaster thread to return.
 pub fn join(handle: JoinHandle<Result<(), TmasterError>>) -> Result<(), TmasterError> {
-    wait_for("the tmaster to stop", || handle.is_finished());
+    wait_for(TIMEOUT, "the tmaster to stop", || handle.is_finished());
     handle.join().unwrap()
 }
 

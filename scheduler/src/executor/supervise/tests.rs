@@ -1,4 +1,6 @@
 use super::*;
+use crate::process::cmdline;
+use heron_testkit::{wait_for, ProcessGuard};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,11 +23,14 @@ impl Dir {
 
 impl Drop for Dir {
     fn drop(&mut self) {
-        for name in ["a.pid", "b.pid"] {
-            if let Some(pid) = self.pid(name) {
-                let _ = signal_process(pid, libc::SIGKILL);
-            }
+        let mut guard = ProcessGuard::new();
+        for pid in ["a.pid", "b.pid"]
+            .into_iter()
+            .filter_map(|name| self.pid(name))
+        {
+            guard.pid(pid);
         }
+        drop(guard);
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
@@ -84,12 +89,15 @@ fn shutdown_stops_children_even_if_they_ignore_sigterm() {
             sh("b", "trap '' TERM; echo $$ > b.pid; exec sleep 30"),
         ],
     );
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while (dir.pid("a.pid").is_none() || dir.pid("b.pid").is_none()) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let (a, b) = (dir.pid("a.pid").unwrap(), dir.pid("b.pid").unwrap());
-    std::thread::sleep(Duration::from_millis(100));
+    let (a, b) = wait_for(Duration::from_secs(5), "both pid files", || {
+        Some((dir.pid("a.pid")?, dir.pid("b.pid")?))
+    });
+    // (the pid files are written just before `exec sleep`: wait for both to be `sleep`)
+    wait_for(Duration::from_secs(5), "a and b to exec sleep", || {
+        [a, b]
+            .iter()
+            .all(|&p| cmdline(p).first().is_some_and(|c| c == "sleep"))
+    });
     let stopping = Instant::now();
     stop.store(true, Ordering::SeqCst);
     handle.join().unwrap().unwrap();
@@ -119,7 +127,13 @@ fn a_missing_binary_is_retried_not_fatal() {
                 &stop,
             )
         });
-        std::thread::sleep(Duration::from_millis(200));
+        // each start attempt creates the log file before it fails: see two attempts
+        let log = dir.0.join("log-files/x.log");
+        wait_for(Duration::from_secs(5), "a first start attempt", || {
+            log.exists()
+        });
+        std::fs::remove_file(&log).unwrap();
+        wait_for(Duration::from_secs(5), "a retry", || log.exists());
         stop.store(true, Ordering::SeqCst);
         h.join().unwrap().unwrap();
     });
