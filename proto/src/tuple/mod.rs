@@ -75,3 +75,25 @@ pub enum TupleError {
     #[error("bad value: {0}")]
     Value(String),
 }
+
+/// The prost form of a data tuple, for the tests that check the hand-written codecs.
+#[cfg(test)]
+pub(crate) fn prost_tuple(
+    key: i64,
+    roots: &[(i32, i64)],
+    values: &[&[u8]],
+    dest: &[i32],
+) -> crate::system::HeronDataTuple {
+    crate::system::HeronDataTuple {
+        key,
+        roots: roots
+            .iter()
+            .map(|&(taskid, key)| crate::system::RootId { taskid, key })
+            .collect(),
+        values: values
+            .iter()
+            .map(|v| bytes::Bytes::copy_from_slice(v))
+            .collect(),
+        dest_task_ids: dest.to_vec(),
+    }
+}

@@ -1,21 +1,7 @@
 use super::*;
 use crate::system::{HeronDataTuple, RootId};
+use crate::tuple::prost_tuple;
 use crate::Message;
-
-fn prost_tuple(key: i64, roots: &[(i32, i64)], values: &[&[u8]], dest: &[i32]) -> HeronDataTuple {
-    HeronDataTuple {
-        key,
-        roots: roots
-            .iter()
-            .map(|&(taskid, key)| RootId { taskid, key })
-            .collect(),
-        values: values
-            .iter()
-            .map(|v| bytes::Bytes::copy_from_slice(v))
-            .collect(),
-        dest_task_ids: dest.to_vec(),
-    }
-}
 
 #[test]
 fn data_tuple_encoding_matches_prost() {

@@ -3,21 +3,11 @@ use crate::api::StreamId;
 use crate::system::{
     AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, RootId,
 };
-use crate::tuple::stream_field;
+use crate::tuple::{prost_tuple, stream_field};
 use crate::Message;
 
-fn tuple(key: i64, roots: &[(i32, i64)], values: &[&'static [u8]]) -> Bytes {
-    HeronDataTuple {
-        key,
-        roots: roots
-            .iter()
-            .map(|&(taskid, key)| RootId { taskid, key })
-            .collect(),
-        values: values.iter().map(|v| Bytes::from_static(v)).collect(),
-        dest_task_ids: vec![],
-    }
-    .encode_to_vec()
-    .into()
+fn tuple(key: i64, roots: &[(i32, i64)], values: &[&[u8]]) -> Bytes {
+    prost_tuple(key, roots, values, &[]).encode_to_vec().into()
 }
 
 fn data(id: &str, component: &str, tuples: Vec<Bytes>) -> HeronDataTupleSet2 {
