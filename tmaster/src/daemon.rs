@@ -3,7 +3,7 @@
 //! [`Action`]s ask for (outboxes, state-manager reads and writes, controller replies).
 //!
 //! Every task feeds the shell through one queue, so the core needs no locks. Time is read
-//! here, once per event, and passed in.
+//! here, once per event, from tokio's clock (so tests can pause it), and passed in.
 
 use crate::core::{Action, Answer, Core, Request};
 use crate::registry::ConnId;
@@ -13,7 +13,6 @@ use heron_statemgr::{NodeEvent, StateDir, StateManager, StateManagerExt};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
@@ -71,22 +70,27 @@ pub(crate) async fn run(
     };
     loop {
         let deadline = shell.core.next_deadline();
-        let wake = tokio::time::Instant::from_std(deadline.unwrap_or_else(Instant::now));
+        let wake = deadline.map_or_else(now, tokio::time::Instant::from_std);
         tokio::select! {
             event = events.recv() => match event {
-                Some(event) => shell.handle(event, Instant::now()),
+                Some(event) => shell.handle(event, now().into_std()),
                 None => return Ok(()),
             },
             _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
-                shell.core.on_timer(Instant::now());
+                shell.core.on_timer(now().into_std());
             }
         }
         shell.carry_out()?;
     }
 }
 
+/// The shell's clock.
+fn now() -> tokio::time::Instant {
+    tokio::time::Instant::now()
+}
+
 impl Shell {
-    fn handle(&mut self, event: Event, now: Instant) {
+    fn handle(&mut self, event: Event, now: std::time::Instant) {
         match event {
             Event::Connected { conn, peer, outbox } => {
                 self.outboxes.insert(conn, outbox);
@@ -171,5 +175,74 @@ impl Shell {
             // The connection task has ended; its Closed event is on the way.
             Err(TrySendError::Closed(_)) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::MetricsStore;
+    use crate::registry::Registry;
+    use heron_proto::api::{Topology, TopologyState};
+    use heron_proto::tmanager::TManagerLocation;
+    use heron_statemgr::LocalFsStateManager;
+    use std::time::Duration;
+
+    const WATCH: Duration = Duration::from_secs(5);
+
+    /// The periodic state check runs on the shell's clock: with tokio's time paused, the
+    /// tmaster notices that its location node is gone at the first check after the deletion,
+    /// not before and not later, and stops.
+    #[tokio::test(start_paused = true)]
+    async fn a_lost_location_stops_the_tmaster_at_the_next_state_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let state: Arc<dyn StateManager> = Arc::new(LocalFsStateManager::new(dir.path()));
+        let location = TManagerLocation {
+            topology_name: "wc".into(),
+            topology_id: "wc-1".into(),
+            host: "127.0.0.1".into(),
+            controller_port: 1,
+            server_port: 2,
+            stats_port: None,
+        };
+        state
+            .set_proto(StateDir::TManagers, "wc", &location)
+            .unwrap();
+        state.set(StateDir::PackingPlans, "wc", b"plan").unwrap();
+        let topology = Topology {
+            id: "wc-1".into(),
+            name: "wc".into(),
+            state: TopologyState::Running as i32,
+            ..Topology::default()
+        };
+        let registry = Registry::new(
+            topology,
+            ["stmgr-1".to_string()],
+            1,
+            None,
+            Duration::from_secs(60),
+        );
+        let t0 = now();
+        let core = Core::new(
+            location,
+            b"plan".to_vec(),
+            registry,
+            MetricsStore::new(),
+            WATCH,
+            t0.into_std(),
+        );
+        let (events, rx) = mpsc::channel(8);
+        let tmaster = tokio::spawn(run(core, state.clone(), "wc".into(), rx));
+        // two checks pass with everything in place
+        tokio::time::sleep(WATCH * 2 + WATCH / 2).await;
+        assert!(!tmaster.is_finished(), "stopped with its location in place");
+        state.delete(StateDir::TManagers, "wc").unwrap();
+        let stopped = tmaster.await.unwrap();
+        assert!(
+            matches!(stopped, Err(TmasterError::LocationLost(ref n)) if n == "wc"),
+            "{stopped:?}"
+        );
+        assert_eq!(t0.elapsed(), WATCH * 3, "noticed at the third check");
+        drop(events);
     }
 }
