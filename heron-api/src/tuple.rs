@@ -6,7 +6,7 @@ use crate::{Fields, Value, Values};
 use heron_proto::tuple::{walk_data_tuple, TupleError};
 
 fn bad_value(e: crate::ValueError) -> TupleError {
-    TupleError::Value(e.to_string())
+    TupleError::Value(e.reason())
 }
 
 /// Decodes a serialized `HeronDataTuple`: its values are appended to `values`, its roots to

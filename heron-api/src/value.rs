@@ -91,6 +91,24 @@ pub enum ValueError {
     InvalidUtf8,
 }
 
+impl ValueError {
+    /// What is wrong, in a few words (without the numbers [`ValueError`]'s `Display` adds).
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// assert_eq!(Value::decode(&[9]).unwrap_err().reason(), "unknown value tag");
+    /// ```
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ValueError::Empty => "empty encoded value (no tag byte)",
+            ValueError::UnknownTag(_) => "unknown value tag",
+            ValueError::BadLength { .. } => "payload length does not fit the tag",
+            ValueError::BadBool(_) => "boolean payload is neither 0 nor 1",
+            ValueError::InvalidUtf8 => "string payload is not valid UTF-8",
+        }
+    }
+}
+
 impl Value {
     /// `true` for [`Value::Null`].
     pub fn is_null(&self) -> bool {
@@ -422,10 +440,12 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 impl heron_proto::tuple::EncodeValue for Value {
+    #[inline]
     fn encoded_len(&self) -> usize {
         Value::encoded_len(self)
     }
 
+    #[inline]
     fn encode_to(&self, buf: &mut bytes::BytesMut) {
         Value::encode_to(self, buf)
     }

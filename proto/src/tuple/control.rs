@@ -57,16 +57,19 @@ impl ControlTuples {
     }
 
     /// The number of control tuples held.
+    #[inline]
     pub fn count(&self) -> u32 {
         self.count
     }
 
     /// The bytes held.
+    #[inline]
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
     /// `true` when nothing is held.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -140,6 +143,7 @@ impl AckEntry {
 /// Reads and checks every `AckTuple` of an encoded `HeronControlTupleSet` into `out`, in wire
 /// order, in one walk (each root is read once; the roots of an entry with several are read
 /// again when used). Malformed input is an error and `out` is then incomplete.
+#[inline]
 pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleError> {
     let mut rest = fields(control);
     while let Some(field) = rest.next() {
@@ -185,6 +189,7 @@ pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleErr
 }
 
 /// Calls `f(taskid, key)` for every root of an `AckTuple` checked by [`read_acks`].
+#[inline]
 pub fn for_each_ack_root(ack: &[u8], mut f: impl FnMut(i32, i64)) {
     for field in fields(ack).map_while(Result::ok) {
         if let (1, Field::Len(root)) = field {

@@ -6,7 +6,10 @@
 
 use bytes::{BufMut, BytesMut};
 
-use super::fields::{fields, int32, key, put_varint, read_varint, varint_len, wrong, Field};
+use super::fields::{
+    fields, int32, key, len_delimited, put_varint, read_varint, skip, take, varint_len, wrong,
+    Field,
+};
 use super::fields::{FIXED64, LEN, VARINT};
 use super::TupleError;
 
@@ -36,6 +39,7 @@ fn root_len(taskid: i32) -> usize {
 }
 
 /// The encoded length of the `RootId`s `roots` as repeated field `field_no` entries.
+#[inline]
 pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
     roots
         .iter()
@@ -47,6 +51,7 @@ pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
 }
 
 /// Appends `roots` as entries of repeated `RootId` field `field_no`.
+#[inline]
 pub(crate) fn put_roots(buf: &mut BytesMut, field_no: u8, roots: &[(i32, i64)]) {
     for &(taskid, k) in roots {
         buf.put_u8(key(field_no, LEN));
@@ -73,6 +78,7 @@ pub(crate) fn put_roots(buf: &mut BytesMut, field_no: u8, roots: &[(i32, i64)]) 
 /// assert_eq!(tuple.roots[0].key, 42);
 /// assert_eq!(&tuple.values[0][..], value);
 /// ```
+#[inline]
 pub fn put_data_tuple<V: EncodeValue>(
     buf: &mut BytesMut,
     roots: &[(i32, i64)],
@@ -124,6 +130,7 @@ pub(crate) fn decode_root(root: &[u8]) -> Result<(i32, i64), TupleError> {
 }
 
 /// A checked `RootId`'s task id and key (missing fields read as 0).
+#[inline]
 pub fn read_root(root: &[u8]) -> (i32, i64) {
     decode_root(root).unwrap_or((0, 0))
 }
@@ -145,24 +152,39 @@ pub fn walk_data_tuple<'a>(
     mut root: impl FnMut(i32, i64),
     mut value: impl FnMut(&'a [u8]) -> Result<(), TupleError>,
 ) -> Result<i64, TupleError> {
-    let mut f = fields(tuple);
+    // The keys the encoders write, matched as one byte each: this is the bolt's hot loop.
+    const KEY: u64 = key(1, FIXED64) as u64;
+    const ROOT: u64 = key(2, LEN) as u64;
+    const VALUE: u64 = key(3, LEN) as u64;
+    let mut buf = tuple;
     let mut tuple_key = 0;
-    while !f.is_empty() {
-        match f.read()? {
-            (1, Field::Fixed64(k)) => tuple_key = k as i64,
-            (2, Field::Len(r)) => {
-                let (task, k) = decode_root(r)?;
+    while !buf.is_empty() {
+        match read_varint(&mut buf)? {
+            VALUE => value(len_delimited(&mut buf)?)?,
+            KEY => {
+                let k = take(&mut buf, 8)?;
+                tuple_key = i64::from_le_bytes(k.try_into().expect("8 bytes"));
+            }
+            ROOT => {
+                let (task, k) = decode_root(len_delimited(&mut buf)?)?;
                 root(task, k);
             }
-            (3, Field::Len(v)) => value(v)?,
-            (n @ 1..=3, v) => return Err(wrong(M, n, &v)),
-            _ => {}
+            k @ (8..=31) => {
+                // fields 1 to 3 with another wire type
+                return Err(TupleError::WireType {
+                    message: M,
+                    field: (k >> 3) as u32,
+                    wire_type: (k & 7) as u8,
+                });
+            }
+            k => skip(&mut buf, k)?,
         }
     }
     Ok(tuple_key)
 }
 
 /// Checks that `tuple` is a well-formed `HeronDataTuple`, so that what is forwarded parses.
+#[inline]
 pub fn check_tuple(tuple: &[u8]) -> Result<(), TupleError> {
     scan_tuple(tuple).map(drop)
 }
@@ -226,6 +248,7 @@ impl TupleScan {
 /// assert_eq!(values, vec![&[0xaa][..]]);
 /// assert!(scan_tuple(&[0x08, 1]).is_err(), "key with the wrong wire type");
 /// ```
+#[inline]
 pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
     let mut scan = TupleScan::default();
     let mut f = fields(tuple);
@@ -261,6 +284,7 @@ pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
 }
 
 /// The serialized values of a checked tuple, in schema order.
+#[inline]
 pub fn values(tuple: &[u8]) -> impl Iterator<Item = &[u8]> {
     fields(tuple).map_while(Result::ok).filter_map(|f| match f {
         (3, Field::Len(v)) => Some(v),
@@ -286,6 +310,7 @@ pub fn for_each_dest_task(tuple: &[u8], mut f: impl FnMut(i32)) {
 
 /// Where the 8 bytes of a checked tuple's `key` (field 1, sfixed64) are, if it has one (the
 /// last occurrence, which is the one a parser keeps). Encoders write it first.
+#[inline]
 pub fn tuple_key_offset(tuple: &[u8]) -> Option<usize> {
     let mut found = None;
     let mut f = fields(tuple);

@@ -13,6 +13,7 @@ pub(crate) const FIXED64: u8 = 1;
 pub(crate) const LEN: u8 = 2;
 
 /// The one-byte key of field `field` with wire type `wire`.
+#[inline]
 pub(crate) const fn key(field: u8, wire: u8) -> u8 {
     (field << 3) | wire
 }
@@ -70,13 +71,39 @@ pub fn read_varint(buf: &mut &[u8]) -> Result<u64, TupleError> {
 }
 
 #[inline]
-fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], TupleError> {
+pub(crate) fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], TupleError> {
     if buf.len() < n {
         return Err(TupleError::Truncated);
     }
     let (head, tail) = buf.split_at(n);
     *buf = tail;
     Ok(head)
+}
+
+/// Reads a length-delimited field's bytes (its length, then the bytes) off the front of
+/// `buf`.
+#[inline]
+pub(crate) fn len_delimited<'a>(buf: &mut &'a [u8]) -> Result<&'a [u8], TupleError> {
+    let len = read_varint(buf)?;
+    take(
+        buf,
+        usize::try_from(len).map_err(|_| TupleError::Truncated)?,
+    )
+}
+
+/// Skips the value of the field whose key `key` was just read off `buf`.
+#[inline]
+pub(crate) fn skip(buf: &mut &[u8], key: u64) -> Result<(), TupleError> {
+    if key >> 3 == 0 {
+        return Err(TupleError::BadKey(key));
+    }
+    match key & 7 {
+        0 => read_varint(buf).map(drop),
+        1 => take(buf, 8).map(drop),
+        2 => len_delimited(buf).map(drop),
+        5 => take(buf, 4).map(drop),
+        _ => Err(TupleError::BadKey(key)),
+    }
 }
 
 /// One field's value as it is on the wire.
@@ -94,6 +121,7 @@ pub enum Field<'a> {
 
 impl Field<'_> {
     /// The field's wire type.
+    #[inline]
     pub fn wire_type(&self) -> u8 {
         match self {
             Field::Varint(_) => 0,
@@ -120,17 +148,20 @@ pub struct Fields<'a> {
 }
 
 /// Iterates over the fields encoded in `buf`.
+#[inline]
 pub fn fields(buf: &[u8]) -> Fields<'_> {
     Fields { buf }
 }
 
 impl<'a> Fields<'a> {
     /// Bytes not read yet.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len()
     }
 
     /// `true` when every field was read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
@@ -190,6 +221,7 @@ pub(crate) fn wrong(message: &'static str, field: u32, value: &Field<'_>) -> Tup
 }
 
 /// Where the slice `field`, just read by `f` from `base`, lies in `base`.
+#[inline]
 pub(crate) fn span(base: &[u8], f: &Fields<'_>, field: &[u8]) -> std::ops::Range<usize> {
     let end = base.len() - f.remaining();
     end - field.len()..end

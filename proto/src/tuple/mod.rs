@@ -40,11 +40,12 @@ pub use set::{
 };
 pub use set2::{
     parse_tuple_set2, put_control_set2, put_data_set2, put_stream_message, split_set2, DataSet,
-    ReceivedSet, Set2Builder, Set2Parts, TupleKey, SET2_FRAMING,
+    DataTuples, ReceivedSet, Set2Builder, Set2Parts, TupleKey, SET2_FRAMING,
 };
 
-/// Why bytes are not a valid encoding of the expected tuple message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why bytes are not a valid encoding of the expected tuple message. `Copy`, with no heap
+/// part: the readers return it on the hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TupleError {
     /// A field runs past the end of its message.
     #[error("truncated protobuf field")]
@@ -73,7 +74,7 @@ pub enum TupleError {
     Utf8(&'static str),
     /// A tuple value does not decode (the reason, from the value codec of the user API).
     #[error("bad value: {0}")]
-    Value(String),
+    Value(&'static str),
 }
 
 /// The prost form of a data tuple, for the tests that check the hand-written codecs.

@@ -87,6 +87,7 @@ pub struct TupleSetParts<'a> {
 }
 
 /// Splits a `HeronTupleSet` into its data and control sets (the last occurrence of each wins).
+#[inline]
 pub fn split_tuple_set(buf: &[u8]) -> Result<TupleSetParts<'_>, TupleError> {
     const M: &str = "HeronTupleSet";
     let mut parts = TupleSetParts::default();
@@ -115,6 +116,7 @@ pub struct DataSetRef<'a> {
 
 impl<'a> DataSetRef<'a> {
     /// Calls `f` with the encoded bytes of every `HeronDataTuple`, in order.
+    #[inline]
     pub fn for_each_tuple(
         &self,
         mut f: impl FnMut(&'a [u8]) -> Result<(), TupleError>,
@@ -130,6 +132,7 @@ impl<'a> DataSetRef<'a> {
     }
 
     /// The number of tuples, for counting what is dropped.
+    #[inline]
     pub fn count(&self) -> u64 {
         fields(self.body)
             .filter(|f| matches!(f, Ok((2, _))))
@@ -138,6 +141,7 @@ impl<'a> DataSetRef<'a> {
 }
 
 /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
+#[inline]
 pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
     let mut stream = None;
     // Encoders write the stream first; look further only if it is not there.

@@ -23,7 +23,10 @@ use std::ops::Range;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::fields::{fields, int32, put_varint, span, varint_len, write_varint, wrong, Field};
+use super::fields::{
+    fields, int32, len_delimited, put_varint, read_varint, skip, span, varint_len, write_varint,
+    wrong, Field,
+};
 use super::TupleError;
 
 /// Bytes kept free in front of a batch: the longest headers are
@@ -68,6 +71,7 @@ pub struct Set2Builder {
 impl Set2Builder {
     /// Starts a new set of the stream whose encoded field is `stream_field`
     /// ([`super::stream_field`]), dropping what was there.
+    #[inline]
     pub fn open(&mut self, stream_field: &[u8]) {
         self.buf.clear();
         self.buf.put_bytes(0, GAP);
@@ -118,15 +122,18 @@ impl Set2Builder {
     }
 
     /// The bytes of the data set so far (stream and tuples).
+    #[inline]
     pub fn body_len(&self) -> usize {
         self.buf.len() - GAP
     }
 
     /// The number of tuples.
+    #[inline]
     pub fn tuples(&self) -> u32 {
         self.tuples
     }
 
+    #[inline]
     fn prepend(&mut self, tag: u8, value: u64) {
         let mut tmp = [0u8; 11];
         tmp[0] = tag;
@@ -135,6 +142,7 @@ impl Set2Builder {
         self.buf[self.start..self.start + n].copy_from_slice(&tmp[..n]);
     }
 
+    #[inline]
     fn append(&mut self, tag: u8, value: u64) {
         self.buf.put_u8(tag);
         put_varint(&mut self.buf, value);
@@ -142,6 +150,7 @@ impl Set2Builder {
 
     /// Finishes the set as an encoded `HeronTupleSet2` from `src_task` (for a local instance).
     /// Call once per [`Set2Builder::open`].
+    #[inline]
     pub fn tuple_set(&mut self, src_task: i32) -> &[u8] {
         let data_len = self.body_len() as u64;
         self.prepend(0x0a, data_len); // HeronTupleSet2.data
@@ -152,6 +161,7 @@ impl Set2Builder {
     /// Finishes the set as an encoded `TupleStreamMessage` to `dest_task` (for the stream
     /// manager that owns it). Call once per [`Set2Builder::open`], instead of
     /// [`Set2Builder::tuple_set`].
+    #[inline]
     pub fn stream_message(&mut self, dest_task: i32, src_task: i32) -> &[u8] {
         let set_len = self.tuple_set(src_task).len() as u64;
         self.prepend(0x12, set_len); // TupleStreamMessage.set
@@ -174,6 +184,7 @@ pub fn put_data_set2(out: &mut BytesMut, data: &[u8], src_task: i32) {
     put_set2(out, 1, data, src_task);
 }
 
+#[inline]
 fn put_set2(out: &mut BytesMut, field: u8, part: &[u8], src_task: i32) {
     out.reserve(1 + varint_len(part.len() as u64) + part.len() + 11);
     out.put_u8((field << 3) | 2); // HeronTupleSet2.data or .control
@@ -209,6 +220,7 @@ pub struct Set2Parts<'a> {
 }
 
 /// Splits an encoded `HeronTupleSet2` (the last occurrence of each field wins).
+#[inline]
 pub fn split_set2(set: &[u8]) -> Result<Set2Parts<'_>, TupleError> {
     let mut parts = Set2Parts::default();
     for f in fields(set) {
@@ -280,6 +292,7 @@ impl Occurrences {
 /// Splits a `HeronTupleSet2` payload, checking the structure of the set, of its data part and
 /// of its stream id (not of the tuples, nor of the control part). No copy is made unless a
 /// message field occurs more than once.
+#[inline]
 pub fn parse_tuple_set2(payload: &Bytes) -> Result<ReceivedSet, TupleError> {
     const M: &str = "HeronTupleSet2";
     let mut f = fields(payload);
@@ -340,6 +353,7 @@ fn parse_stream_id(
 }
 
 impl DataSet {
+    #[inline]
     fn parse(data: Bytes, src_task_id: i32) -> Result<DataSet, TupleError> {
         const M: &str = "HeronDataTupleSet2";
         let (mut stream_id, mut component) = (0..0, 0..0);
@@ -396,15 +410,33 @@ impl DataSet {
     }
 
     /// The serialized `HeronDataTuple`s, in order, as slices of the packet.
-    pub fn tuples(&self) -> impl Iterator<Item = &[u8]> {
+    #[inline]
+    pub fn tuples(&self) -> DataTuples<'_> {
+        DataTuples { buf: &self.data }
+    }
+}
+
+/// The serialized tuples of a [`DataSet`], in order.
+#[derive(Debug, Clone)]
+pub struct DataTuples<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Iterator for DataTuples<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
         // The structure was checked when the set was parsed: an error cannot happen here,
         // and would end the iteration.
-        fields(&self.data)
-            .map_while(Result::ok)
-            .filter_map(|f| match f {
-                (2, Field::Len(t)) => Some(t),
-                _ => None,
-            })
+        while !self.buf.is_empty() {
+            let k = read_varint(&mut self.buf).ok()?;
+            if k == 0x12 {
+                return len_delimited(&mut self.buf).ok();
+            }
+            skip(&mut self.buf, k).ok()?;
+        }
+        None
     }
 }
 

@@ -53,12 +53,8 @@ fn the_walk_reads_prost_output_and_rejects_garbage() {
     assert_eq!(walk(&[0x00]), Err(TupleError::BadKey(0)));
     // a value the caller refuses
     assert_eq!(
-        walk_data_tuple(
-            &[0x1a, 1, 9],
-            |_, _| {},
-            |_| Err(TupleError::Value("bad".into()))
-        ),
-        Err(TupleError::Value("bad".into()))
+        walk_data_tuple(&[0x1a, 1, 9], |_, _| {}, |_| Err(TupleError::Value("bad"))),
+        Err(TupleError::Value("bad"))
     );
     // Unknown fields are skipped.
     assert_eq!(walk(&[0x28, 5, 0x09, 1, 0, 0, 0, 0, 0, 0, 0]), Ok(1));
