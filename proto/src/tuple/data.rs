@@ -169,8 +169,8 @@ pub fn walk_data_tuple<'a>(
                 let (task, k) = decode_root(len_delimited(&mut buf)?)?;
                 root(task, k);
             }
-            k @ (8..=31) => {
-                // fields 1 to 3 with another wire type
+            k @ (8..=31) if matches!(k & 7, 0 | 1 | 2 | 5) => {
+                // fields 1 to 3 with another (valid) wire type
                 return Err(TupleError::WireType {
                     message: M,
                     field: (k >> 3) as u32,
@@ -250,34 +250,54 @@ impl TupleScan {
 /// ```
 #[inline]
 pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
+    // The keys the encoders write, matched as one byte each: the stream manager's hot loop.
+    const KEY: u64 = key(1, FIXED64) as u64;
+    const ROOT: u64 = key(2, LEN) as u64;
+    const VALUE: u64 = key(3, LEN) as u64;
+    const DEST: u64 = key(4, VARINT) as u64;
+    const DESTS: u64 = key(4, LEN) as u64;
     let mut scan = TupleScan::default();
-    let mut f = fields(tuple);
-    while !f.is_empty() {
-        match f.read()? {
-            (1, Field::Fixed64(_)) => scan.key_offset = Some(tuple.len() - f.remaining() - 8),
-            (3, Field::Len(v)) => {
+    let mut buf = tuple;
+    while !buf.is_empty() {
+        match read_varint(&mut buf)? {
+            VALUE => {
+                let v = len_delimited(&mut buf)?;
                 if scan.values < INLINE_VALUES {
-                    let end = tuple.len() - f.remaining();
+                    let end = tuple.len() - buf.len();
                     // a tuple is at most a packet, far below 4 GiB
                     scan.value_ranges[scan.values] = ((end - v.len()) as u32, end as u32);
                 }
                 scan.values += 1;
             }
-            (4, Field::Varint(_)) => {}
-            (2, Field::Len(root)) => {
-                let r = decode_root(root)?;
+            KEY => {
+                take(&mut buf, 8)?;
+                scan.key_offset = Some(tuple.len() - buf.len() - 8);
+            }
+            ROOT => {
+                let r = decode_root(len_delimited(&mut buf)?)?;
                 if scan.roots < INLINE_ROOTS {
                     scan.inline[scan.roots] = r;
                 }
                 scan.roots += 1;
             }
-            (4, Field::Len(mut packed)) => {
+            DEST => {
+                read_varint(&mut buf)?;
+            }
+            DESTS => {
+                let mut packed = len_delimited(&mut buf)?;
                 while !packed.is_empty() {
                     read_varint(&mut packed)?;
                 }
             }
-            (n @ 1..=4, v) => return Err(wrong(M, n, &v)),
-            _ => {}
+            k @ (8..=39) if matches!(k & 7, 0 | 1 | 2 | 5) => {
+                // fields 1 to 4 with another (valid) wire type
+                return Err(TupleError::WireType {
+                    message: M,
+                    field: (k >> 3) as u32,
+                    wire_type: (k & 7) as u8,
+                });
+            }
+            k => skip(&mut buf, k)?,
         }
     }
     Ok(scan)
