@@ -5,7 +5,7 @@
 //! most one buffer per connection per round, so both directions cost one wake-up and one
 //! syscall per batch, not per tuple.
 
-use crate::daemon::Event;
+use crate::event::Event;
 use crate::ids::{ConnId, Incoming};
 use bytes::{Bytes, BytesMut};
 use heron_proto::HeronCodec;

@@ -13,6 +13,7 @@ use crate::config::{StmgrConfig, MAX_EVENTS_PER_ROUND};
 use crate::conn::{self, ConnHandle};
 use crate::core::{Action, Core, CoreConfig};
 use crate::error::StmgrError;
+use crate::event::Event;
 use crate::ids::{ConnId, Incoming};
 use crate::stmgr_client;
 use crate::tmaster_client::TmasterClient;
@@ -32,32 +33,6 @@ use tracing::{debug, info};
 const EVENT_QUEUE: usize = 64;
 /// How often the tuple counters are logged (at debug level) while there is traffic.
 const STATS_INTERVAL: Duration = Duration::from_secs(10);
-
-/// What tasks tell the core.
-#[derive(Debug)]
-pub(crate) enum Event {
-    /// A server accepted a connection.
-    Accepted {
-        stream: TcpStream,
-        peer: SocketAddr,
-        kind: Incoming,
-    },
-    /// Packets read from a connection, in order.
-    Packets { conn: ConnId, packets: Vec<Packet> },
-    /// A connection ended.
-    Closed { conn: ConnId },
-    /// A client connection to another stream manager said hello successfully.
-    StmgrClientUp {
-        stmgr_id: String,
-        attempt: u64,
-        stream: TcpStream,
-        leftover: BytesMut,
-    },
-    /// A client connection attempt failed.
-    StmgrClientFailed { stmgr_id: String, attempt: u64 },
-    /// The tmaster sent a physical plan.
-    Pplan(PhysicalPlan),
-}
 
 /// Runs the stream manager until a fatal error.
 pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {

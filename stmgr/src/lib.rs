@@ -17,7 +17,8 @@
 //!
 //! # Layout
 //!
-//! * [`StmgrConfig`], [`run`]: the entry point (`config`, `daemon`: the async shell).
+//! * [`StmgrConfig`], [`run`]: the entry point (`config`, `daemon`: the async shell, fed by
+//!   its I/O tasks through `event`).
 //! * `core`: the synchronous state machine: events in, frames and actions out, time passed
 //!   in. It owns no concern itself; it composes these parts, each a state type with its own
 //!   tests, and carries out what they decide:
@@ -49,6 +50,7 @@ mod conns;
 mod core;
 mod daemon;
 mod error;
+mod event;
 mod grouping;
 mod ids;
 mod instance_server;

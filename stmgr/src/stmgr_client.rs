@@ -3,7 +3,7 @@
 //! socket becomes an ordinary connection that this stream manager sends tuples on.
 
 use crate::config::REQUEST_TIMEOUT;
-use crate::daemon::Event;
+use crate::event::Event;
 use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
 use heron_proto::stmgr::{StrMgrHelloRequest, StrMgrHelloResponse};

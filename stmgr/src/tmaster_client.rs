@@ -5,7 +5,7 @@
 //! This is control traffic: a `Framed` socket and a plain loop, no batching.
 
 use crate::config::{HEARTBEAT_INTERVAL, RECONNECT_INTERVAL, REQUEST_TIMEOUT};
-use crate::daemon::Event;
+use crate::event::Event;
 use futures::{SinkExt, StreamExt};
 use heron_proto::stmgr::NewPhysicalPlanMessage;
 use heron_proto::system::{Instance, StMgr, StMgrStats};
