@@ -169,18 +169,25 @@ pub fn walk_data_tuple<'a>(
                 let (task, k) = decode_root(len_delimited(&mut buf)?)?;
                 root(task, k);
             }
-            k @ (8..=31) if matches!(k & 7, 0 | 1 | 2 | 5) => {
-                // fields 1 to 3 with another (valid) wire type
-                return Err(TupleError::WireType {
-                    message: M,
-                    field: (k >> 3) as u32,
-                    wire_type: (k & 7) as u8,
-                });
-            }
-            k => skip(&mut buf, k)?,
+            k => skip_unknown(&mut buf, k, 3)?,
         }
     }
     Ok(tuple_key)
+}
+
+/// After a key the fast paths did not match: a known field (1 to `known`) with another valid
+/// wire type is an error, any other field is skipped.
+#[inline]
+fn skip_unknown(buf: &mut &[u8], key: u64, known: u64) -> Result<(), TupleError> {
+    let field = key >> 3;
+    if (1..=known).contains(&field) && matches!(key & 7, 0 | 1 | 2 | 5) {
+        return Err(TupleError::WireType {
+            message: M,
+            field: field as u32,
+            wire_type: (key & 7) as u8,
+        });
+    }
+    skip(buf, key)
 }
 
 /// Checks that `tuple` is a well-formed `HeronDataTuple`, so that what is forwarded parses.
@@ -289,15 +296,7 @@ pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
                     read_varint(&mut packed)?;
                 }
             }
-            k @ (8..=39) if matches!(k & 7, 0 | 1 | 2 | 5) => {
-                // fields 1 to 4 with another (valid) wire type
-                return Err(TupleError::WireType {
-                    message: M,
-                    field: (k >> 3) as u32,
-                    wire_type: (k & 7) as u8,
-                });
-            }
-            k => skip(&mut buf, k)?,
+            k => skip_unknown(&mut buf, k, 4)?,
         }
     }
     Ok(scan)
