@@ -26,17 +26,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn total(out: &Path, component: &str) -> u64 {
-    let mut sum = 0;
-    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
-        let f = e.file_name().to_string_lossy().to_string();
-        if f.starts_with(&format!("{component}-")) && f.ends_with(".count") {
-            sum += std::fs::read_to_string(e.path())
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    sum
+    heron_testkit::files(out, &format!("{component}-"), ".count")
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|s| s.trim().parse::<u64>().ok())
+        .sum()
 }
 
 /// Resident memory of a process, in bytes.

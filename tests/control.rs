@@ -9,7 +9,8 @@ use heron_statemgr::{LocalFsStateManager, StateManagerExt};
 use heron_testkit::Wait;
 use std::time::Duration;
 use support::{
-    assert_ok, counter, example, role_pids, submit_with_out_dir, wait_for, wait_growth, TestEnv,
+    acked_ids, assert_ok, counter, example, role_pids, submit_with_out_dir, wait_for, wait_growth,
+    TestEnv,
 };
 
 const NAME: &str = "WordCount";
@@ -231,18 +232,6 @@ fn update_repacks_a_running_topology() {
     wait_growth(WAIT, "tuples with 2 containers again", 200, || {
         counter(&env, NAME, "executed")
     });
-}
-
-/// Every id in the ledger spouts' acked logs.
-fn acked_ids(out: &std::path::Path) -> std::collections::HashSet<u64> {
-    let mut ids = std::collections::HashSet::new();
-    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
-        if e.file_name().to_string_lossy().starts_with("acked-") {
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            ids.extend(text.lines().filter_map(|l| l.parse::<u64>().ok()));
-        }
-    }
-    ids
 }
 
 #[test]

@@ -40,12 +40,8 @@ struct Report {
 
 fn reports(dir: &Path, component: &str) -> Vec<Report> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let f = e.file_name().to_string_lossy().to_string();
-        if !(f.starts_with(&format!("{component}-")) && f.ends_with(".json")) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
+    for p in heron_testkit::files(dir, &format!("{component}-"), ".json") {
+        let Ok(text) = std::fs::read_to_string(p) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

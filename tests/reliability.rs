@@ -10,11 +10,12 @@ mod support;
 
 use heron_statemgr::{LocalFsStateManager, StateManagerExt};
 use heron_testkit::Wait;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
-use support::{component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv};
+use support::{
+    acked_ids, component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv,
+};
 
 const NAME: &str = "Ledger";
 const IDS: u64 = 20_000;
@@ -55,42 +56,19 @@ fn start() -> Run {
     Run { env, out, started }
 }
 
-/// Every id in the spouts' acked logs.
-fn acked_ids(out: &Path) -> HashSet<u64> {
-    let mut ids = HashSet::new();
-    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
-        let f = e.file_name().to_string_lossy().to_string();
-        if f.starts_with("acked-") {
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            ids.extend(text.lines().filter_map(|l| l.parse::<u64>().ok()));
-        }
-    }
-    ids
-}
-
 /// When each spout stats file was last written.
 fn stats_written(out: &Path) -> Vec<SystemTime> {
-    std::fs::read_dir(out)
+    heron_testkit::files(out, "spout-", ".json")
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            let f = e.file_name().to_string_lossy().into_owned();
-            f.starts_with("spout-") && f.ends_with(".json")
-        })
-        .filter_map(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .filter_map(|p| p.metadata().and_then(|m| m.modified()).ok())
         .collect()
 }
 
 /// The spouts' stats files, summed: (emitted, acks, failed, replayed, opens).
 fn spout_stats(out: &Path) -> (u64, u64, u64, u64, u64) {
     let mut sum = (0, 0, 0, 0, 0);
-    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
-        let f = e.file_name().to_string_lossy().to_string();
-        if !(f.starts_with("spout-") && f.ends_with(".json")) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
+    for p in heron_testkit::files(out, "spout-", ".json") {
+        let Ok(text) = std::fs::read_to_string(p) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

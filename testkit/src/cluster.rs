@@ -151,15 +151,9 @@ impl LocalCluster {
         let Some(dir) = self.working_dir(name) else {
             return Vec::new();
         };
-        std::fs::read_dir(dir)
+        crate::files(&dir, "executor-", ".pid")
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| {
-                let f = e.file_name().to_string_lossy().into_owned();
-                f.starts_with("executor-") && f.ends_with(".pid")
-            })
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|p| std::fs::read_to_string(p).ok())
             .filter_map(|s| s.trim().parse().ok())
             .collect()
     }

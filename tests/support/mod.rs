@@ -264,3 +264,13 @@ pub fn submit_with_out_dir(
 pub fn submit_slow_bolt(env: &mut TestEnv, name: &str, args: &[&str]) -> PathBuf {
     submit_with_out_dir(env, name, &fresh_example("slow_bolt"), "counts", args)
 }
+
+/// Every id in the ledger spouts' acked logs (`acked-*` in the topology's `--out-dir`).
+pub fn acked_ids(out: &Path) -> std::collections::HashSet<u64> {
+    let mut ids = std::collections::HashSet::new();
+    for p in heron_testkit::files(out, "acked-", "") {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        ids.extend(text.lines().filter_map(|l| l.parse::<u64>().ok()));
+    }
+    ids
+}

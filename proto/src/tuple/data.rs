@@ -38,7 +38,7 @@ fn root_len(taskid: i32) -> usize {
     1 + varint_len(int32(taskid)) + 1 + 8
 }
 
-/// The encoded length of the `RootId`s `roots` as repeated field `field_no` entries.
+/// The encoded length of the `RootId`s `roots` as entries of a repeated field (one-byte key).
 #[inline]
 pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
     roots
