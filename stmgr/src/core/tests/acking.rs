@@ -1,7 +1,6 @@
 //! The core in ATLEAST_ONCE: key assignment, XOR tracking of local spouts, control routing.
 
 use super::*;
-use heron_proto::api::config::KeyValue;
 use heron_proto::system::RootId;
 
 const PEER_OUT: ConnId = 10;
@@ -129,14 +128,10 @@ fn the_reliability_mode_comes_from_the_topology_config() {
     assert_eq!(acking_timeout(&plan_with(api::Grouping::All)), None);
     let p = acking_plan(api::Grouping::All);
     assert_eq!(acking_timeout(&p), Some(Duration::from_secs(3)));
-    let mut legacy = plan_with(api::Grouping::All);
-    legacy.topology.topology_config = Some(api::Config {
-        kvs: vec![KeyValue {
-            key: "topology.acking".into(),
-            value: Some("true".into()),
-            ..Default::default()
-        }],
-    });
+    let legacy = with_config(
+        plan_with(api::Grouping::All),
+        &[("topology.acking", "true")],
+    );
     assert_eq!(acking_timeout(&legacy), Some(Duration::from_secs(30)));
 }
 

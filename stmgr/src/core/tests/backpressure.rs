@@ -124,35 +124,29 @@ fn late_joiners_get_the_current_state() {
 
 #[test]
 fn watermarks_come_from_the_topology_config() {
-    use heron_proto::api::config::KeyValue;
-    let mut p = plan_with(api::Grouping::All);
+    let p = plan_with(api::Grouping::All);
     assert_eq!(
         watermarks(&p),
         (2 << 20, 1 << 20),
         "our defaults (Heron: 100 / 50 MB)"
     );
-    p.topology.topology_config = Some(api::Config {
-        kvs: vec![
-            KeyValue {
-                key: "heron.streammgr.network.backpressure.highwatermark.mb".into(),
-                value: Some("2".into()),
-                ..Default::default()
-            },
-            KeyValue {
-                key: "heron.streammgr.network.backpressure.lowwatermark.mb".into(),
-                value: Some("0.5".into()),
-                ..Default::default()
-            },
+    let p = with_config(
+        p,
+        &[
+            ("heron.streammgr.network.backpressure.highwatermark.mb", "2"),
+            (
+                "heron.streammgr.network.backpressure.lowwatermark.mb",
+                "0.5",
+            ),
         ],
-    });
+    );
     assert_eq!(watermarks(&p), (2 << 20, 512 << 10));
 }
 
 /// Selective mode: spout 1 ("spout" → "bolt", tasks 3 here and 4 on stmgr-2) and, on
 /// stmgr-2, spout 2 ("other" → "sink", task 5).
 fn selective() -> H {
-    use heron_proto::api::config::KeyValue;
-    let mut p = Plan::new()
+    let p = Plan::new()
         .spout("spout", vec![output("spout", "default", &["word"])])
         .spout("other", vec![output("other", "default", &["word"])])
         .bolt(
@@ -173,13 +167,7 @@ fn selective() -> H {
         .instance("stmgr-2", "bolt", 4)
         .instance("stmgr-2", "sink", 5)
         .build();
-    p.topology.topology_config = Some(api::Config {
-        kvs: vec![KeyValue {
-            key: "heron-rs.backpressure.selective".into(),
-            value: Some("true".into()),
-            ..Default::default()
-        }],
-    });
+    let p = with_config(p, &[("heron-rs.backpressure.selective", "true")]);
     let mut h = H::new();
     h.register(SPOUT, "spout", 1);
     h.register(BOLT, "bolt", 3);
