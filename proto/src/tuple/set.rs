@@ -6,12 +6,14 @@
 //! manager splits a received set in place and walks its tuples without decoding them.
 
 use bytes::{BufMut, BytesMut};
-use prost::Name;
 
 use super::fields::{fields, int32, key, put_varint, varint_len, wrong, Field};
 use super::fields::{LEN, VARINT};
 use super::TupleError;
-use crate::system::HeronTupleSet;
+
+/// `HeronTupleSet`'s fully qualified name, as a constant: `full_name()` allocates, and the
+/// frames are written and counted once per batch.
+const TUPLE_SET: &str = "heron.proto.system.HeronTupleSet";
 
 /// The encoded `StreamId` message as the `stream` field (1) of a `HeronDataTupleSet`: computed
 /// once per output stream and copied in front of every data set.
@@ -61,7 +63,7 @@ fn put_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 2], src_task: i32
     let data_len = parts[0].len() + parts[1].len();
     let src = int32(src_task);
     let payload = 1 + varint_len(data_len as u64) + data_len + 1 + varint_len(src);
-    let name = HeronTupleSet::full_name();
+    let name = TUPLE_SET;
     let data_size = 4 + name.len() + crate::codec::REQID_LEN + 4 + payload;
     out.reserve(4 + data_size);
     out.put_u32(data_size as u32);
@@ -183,7 +185,7 @@ pub fn for_each_data_set(frames: &[u8], mut f: impl FnMut(&str, u64)) {
     fn be_u32(b: &[u8], at: usize) -> Option<usize> {
         Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
     }
-    let name = HeronTupleSet::full_name();
+    let name = TUPLE_SET;
     let mut at = 0;
     while let Some(size) = be_u32(frames, at) {
         let Some(packet) = frames.get(at + 4..at + 4 + size) else {
@@ -217,9 +219,11 @@ mod tests {
     use super::*;
     use crate::api::StreamId;
     use crate::codec::{encode_message, HeronCodec, ReqId};
+    use crate::system::HeronTupleSet;
     use crate::system::{HeronDataTuple, HeronDataTupleSet};
     use crate::tuple::{check_tuple, put_data_tuple, values};
     use crate::Message;
+    use crate::Name;
     use std::collections::BTreeMap;
 
     fn set(stream: &str, n: usize) -> HeronTupleSet {
@@ -312,6 +316,11 @@ mod tests {
         assert_eq!(set.src_task_id, 3);
         assert!(set.data.is_none() && set.control.is_some());
         assert!(out.is_empty(), "exactly two packets");
+    }
+
+    #[test]
+    fn the_type_name_is_the_messages() {
+        assert_eq!(TUPLE_SET, HeronTupleSet::full_name());
     }
 
     #[test]
