@@ -51,6 +51,14 @@ pub enum SchedulerError {
         /// Cluster.
         cluster: String,
     },
+    /// The topology asks for a mode or option heron-rs does not implement.
+    #[error("topology '{name}' cannot be submitted: {reason}")]
+    Unsupported {
+        /// Topology name.
+        name: String,
+        /// What it asks for and why it is refused.
+        reason: String,
+    },
     /// The packer rejected the topology.
     #[error("packing topology '{name}' failed: {reason}")]
     Packing {

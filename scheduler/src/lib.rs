@@ -19,6 +19,7 @@ mod error;
 pub mod executor;
 mod kill;
 pub mod layout;
+mod modes;
 pub mod process;
 mod restart;
 mod submit;

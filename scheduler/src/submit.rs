@@ -151,6 +151,7 @@ pub fn submit_with_progress(
     let binary = check_binary(&req.binary)?;
     progress(SubmitEvent::Defining { binary: &binary });
     let mut topology = define_topology(&binary, &req.user_args)?;
+    crate::modes::check_supported(&topology)?;
     let state_manager = absolute_spec(&req.state_manager)?;
     let state = state_manager.open()?;
     let state = &*state;
