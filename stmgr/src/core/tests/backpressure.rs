@@ -1,6 +1,7 @@
 //! Back pressure in the core: watermarks, notices to and from peers, spout read pauses.
 
 use super::*;
+use crate::backpressure::plan::watermarks;
 use heron_proto::stmgr::StopBackPressureMessage;
 
 const PEER_OUT: ConnId = 10;
