@@ -43,6 +43,7 @@ pub mod registry;
 mod server;
 mod startup;
 mod state_watch;
+pub mod stateful;
 pub mod stats;
 
 pub use config::{TmasterConfig, TmasterOptions, TMASTER_ZK_SESSION_TIMEOUT};
