@@ -289,6 +289,7 @@ impl Role {
                     server_port,
                     controller_port,
                     stats_port,
+                    ckptmgr_port: None,
                 })?;
                 Ok(())
             }

@@ -23,6 +23,8 @@ pub struct TmasterConfig {
     pub controller_port: u16,
     /// Port of the stats HTTP endpoint (advertised only; not served yet).
     pub stats_port: u16,
+    /// Port of the container's checkpoint manager on 127.0.0.1 (`EFFECTIVELY_ONCE` only).
+    pub ckptmgr_port: Option<u16>,
 }
 
 /// Tunables. [`Default`] gives Heron's values.

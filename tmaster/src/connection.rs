@@ -5,11 +5,12 @@
 //! not handle closes the connection with a warning. (Heron's servers log and drop unknown
 //! types; we close, so a confused peer finds out at once instead of waiting on replies.)
 
-use crate::core::Request;
+use crate::core::{Request, StatefulReport};
 use crate::daemon::Event;
 use crate::registry::ConnId;
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
+use heron_proto::ckptmgr::{InstanceStateStored, ResetTopologyState, RestoreTopologyStateResponse};
 use heron_proto::tmanager::{PublishMetrics, StMgrHeartbeatRequest, StMgrRegisterRequest};
 use heron_proto::{CodecError, HeronCodec, Name, Packet};
 use std::net::SocketAddr;
@@ -98,6 +99,12 @@ fn decode(packet: &Packet) -> Result<Option<Request>, CodecError> {
         Request::Heartbeat(packet.decode()?)
     } else if name == PublishMetrics::full_name() {
         Request::Metrics(packet.decode()?)
+    } else if name == InstanceStateStored::full_name() {
+        Request::Stateful(StatefulReport::Stored(packet.decode()?))
+    } else if name == RestoreTopologyStateResponse::full_name() {
+        Request::Stateful(StatefulReport::Restored(packet.decode()?))
+    } else if name == ResetTopologyState::full_name() {
+        Request::Stateful(StatefulReport::Reset(packet.decode()?))
     } else {
         return Ok(None);
     }))

@@ -15,6 +15,7 @@
 use crate::controller;
 use crate::metrics::MetricsStore;
 use crate::registry::{ConnId, PlanStep, Publish, Registry};
+use crate::stateful::StatefulController;
 use crate::TmasterError;
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::encode_message;
@@ -26,6 +27,7 @@ use heron_proto::tmanager::{
 };
 use heron_proto::{Message, Name, ReqId};
 use heron_statemgr::{NodeEvent, StateDir, StateError};
+pub(crate) use stateful::StatefulReport;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -40,6 +42,8 @@ pub(crate) enum Request {
     Heartbeat(StMgrHeartbeatRequest),
     /// `PublishMetrics` (one-way).
     Metrics(PublishMetrics),
+    /// A checkpoint or restore report (one-way, `EFFECTIVELY_ONCE`).
+    Stateful(StatefulReport),
 }
 
 /// A controller answer: HTTP status and a plain-text body.
@@ -69,6 +73,11 @@ pub(crate) enum Action {
     ReadPackingPlan,
     /// Answer the controller request being handled.
     Reply(Answer),
+    /// Write `statefulcheckpoints/<topology>`; a failure is logged (the next consistent
+    /// checkpoint writes it again).
+    WriteCheckpoints(heron_proto::ckptmgr::StatefulConsistentCheckpoints),
+    /// Send this framed request to the checkpoint manager (dropped if not connected).
+    ToCkptmgr(Bytes),
     /// Stop with this error.
     Exit(TmasterError),
 }
@@ -85,6 +94,8 @@ pub(crate) struct Core {
     /// When the next periodic state check is due.
     watch_at: Instant,
     actions: VecDeque<Action>,
+    /// Checkpoints and restores, only for `EFFECTIVELY_ONCE` topologies.
+    stateful: Option<StatefulController>,
 }
 
 impl Core {
@@ -108,6 +119,7 @@ impl Core {
             watch_interval,
             watch_at: now + watch_interval,
             actions: VecDeque::new(),
+            stateful: None,
         }
     }
 
@@ -122,7 +134,11 @@ impl Core {
 
     /// When [`Core::on_timer`] is next due.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        Some(self.watch_at)
+        let stateful = self
+            .stateful
+            .as_ref()
+            .and_then(StatefulController::next_deadline);
+        Some(stateful.map_or(self.watch_at, |s| s.min(self.watch_at)))
     }
 
     /// Time passed: at the deadline, check our location node and the packing plan. A late
@@ -146,8 +162,11 @@ impl Core {
     }
 
     /// The connection is gone.
-    pub(crate) fn on_closed(&mut self, conn: ConnId) {
-        self.close(conn, "connection closed");
+    pub(crate) fn on_closed(&mut self, conn: ConnId, now: Instant) {
+        if let Some(stmgr) = self.close(conn, "connection closed") {
+            self.stateful_presence(now);
+            self.stateful_lost(&stmgr, now);
+        }
     }
 
     /// The connection's outbox was full: the peer does not read, and the shell dropped the
@@ -156,7 +175,7 @@ impl Core {
         if let Some(peer) = self.peers.get(&conn) {
             warn!(%peer, "peer does not read its messages; closing the connection");
         }
-        self.close(conn, "outbox full");
+        let _ = self.close(conn, "outbox full");
     }
 
     /// A message arrived on `conn` at `now`.
@@ -178,6 +197,13 @@ impl Core {
                 debug!(%peer, metrics = m.metrics.len(), exceptions = m.exceptions.len(), "metrics published");
                 self.metrics.publish(m);
             }
+            Request::Stateful(r) => match self.registry.stmgr_of(conn) {
+                Some(stmgr) => {
+                    let stmgr = stmgr.to_string();
+                    self.on_stateful_report(&stmgr, r, now);
+                }
+                None => warn!(%peer, "ignoring a stateful message from an unregistered connection"),
+            },
         }
     }
 
@@ -212,6 +238,7 @@ impl Core {
         }
         self.metrics
             .set_registration(self.registry.registered(), self.registry.absent());
+        self.stateful_presence(now);
         match outcome.plan {
             PlanStep::Waiting => {
                 let absent = self.registry.absent();
@@ -219,7 +246,10 @@ impl Core {
                     info!(?absent, "waiting for stream managers");
                 }
             }
-            PlanStep::Publish(p) => self.publish(p),
+            PlanStep::Publish(p) => {
+                self.publish(p);
+                self.stateful_published(now);
+            }
             PlanStep::Invalid(e) => {
                 error!(topology = %self.topology(), reason = %e, "not publishing the physical plan")
             }
@@ -312,9 +342,10 @@ impl Core {
     }
 
     /// Forgets a connection: its stmgr becomes absent.
-    fn close(&mut self, conn: ConnId, why: &str) {
+    fn close(&mut self, conn: ConnId, why: &str) -> Option<String> {
         let peer = self.peers.remove(&conn);
-        if let Some(id) = self.registry.disconnect(conn) {
+        let gone = self.registry.disconnect(conn);
+        if let Some(id) = &gone {
             self.metrics
                 .set_registration(self.registry.registered(), self.registry.absent());
             warn!(
@@ -325,6 +356,7 @@ impl Core {
                 "stream manager disconnected; it is absent until it registers again"
             );
         }
+        gone
     }
 
     fn exit(&mut self, error: TmasterError) {
@@ -400,6 +432,8 @@ fn frame<M: Message + Name>(reqid: &ReqId, msg: &M) -> Bytes {
     encode_message(&mut buf, reqid, msg);
     buf.freeze()
 }
+
+mod stateful;
 
 #[cfg(test)]
 mod tests;

@@ -52,14 +52,28 @@ struct Shell {
     outboxes: HashMap<ConnId, mpsc::Sender<Bytes>>,
     /// The reply channel of the controller request being handled.
     reply: Option<oneshot::Sender<Answer>>,
+    /// Frames for the checkpoint manager client (`EFFECTIVELY_ONCE`).
+    ckptmgr: Option<mpsc::UnboundedSender<Bytes>>,
 }
 
 /// Runs the core until a fatal error (or until every event sender is gone).
+#[cfg(test)]
 pub(crate) async fn run(
     core: Core,
     state: Arc<dyn StateManager>,
     topology: String,
+    events: mpsc::Receiver<Event>,
+) -> Result<(), TmasterError> {
+    run_with_ckptmgr(core, state, topology, events, None).await
+}
+
+/// [`run`], sending the core's checkpoint-manager requests to `ckptmgr`.
+pub(crate) async fn run_with_ckptmgr(
+    core: Core,
+    state: Arc<dyn StateManager>,
+    topology: String,
     mut events: mpsc::Receiver<Event>,
+    ckptmgr: Option<mpsc::UnboundedSender<Bytes>>,
 ) -> Result<(), TmasterError> {
     let mut shell = Shell {
         core,
@@ -67,6 +81,7 @@ pub(crate) async fn run(
         topology,
         outboxes: HashMap::new(),
         reply: None,
+        ckptmgr,
     };
     loop {
         let deadline = shell.core.next_deadline();
@@ -77,7 +92,9 @@ pub(crate) async fn run(
                 None => return Ok(()),
             },
             _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
-                shell.core.on_timer(now().into_std());
+                let t = now().into_std();
+                shell.core.on_timer(t);
+                shell.core.on_stateful_timer(t, unix_secs());
             }
         }
         shell.carry_out()?;
@@ -89,6 +106,13 @@ fn now() -> tokio::time::Instant {
     tokio::time::Instant::now()
 }
 
+/// The wall clock in unix seconds (checkpoint ids carry it).
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 impl Shell {
     fn handle(&mut self, event: Event, now: std::time::Instant) {
         match event {
@@ -98,7 +122,7 @@ impl Shell {
             }
             Event::Closed { conn } => {
                 self.outboxes.remove(&conn);
-                self.core.on_closed(conn);
+                self.core.on_closed(conn, now);
             }
             Event::State { dir, event } => self.core.on_state(dir, event),
             Event::Control { path, query, reply } => {
@@ -153,6 +177,25 @@ impl Shell {
                 Action::Reply(answer) => {
                     if let Some(reply) = self.reply.take() {
                         let _ = reply.send(answer);
+                    }
+                }
+                Action::WriteCheckpoints(list) => {
+                    let name = &self.topology;
+                    match self
+                        .state
+                        .set_proto(StateDir::StatefulCheckpoints, name, &list)
+                    {
+                        Ok(()) => {
+                            tracing::debug!(topology = %name, newest = ?list.consistent_checkpoints.first().map(|c| &c.checkpoint_id), "statefulcheckpoints written")
+                        }
+                        Err(e) => {
+                            warn!(topology = %name, error = %e, "cannot write statefulcheckpoints")
+                        }
+                    }
+                }
+                Action::ToCkptmgr(frame) => {
+                    if let Some(c) = &self.ckptmgr {
+                        let _ = c.send(frame);
                     }
                 }
                 Action::Exit(e) => return Err(e),

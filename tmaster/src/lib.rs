@@ -30,6 +30,7 @@
 //!
 //! Depends on `heron-proto` and `heron-statemgr` only (plus tokio and friends).
 
+mod ckptmgr_client;
 mod config;
 mod connection;
 pub mod controller;
@@ -51,7 +52,9 @@ pub use error::TmasterError;
 
 use heron_proto::tmanager::TManagerLocation;
 use heron_proto::HeronCodec;
-use heron_statemgr::{StateManager, StateManagerSpec, DEFAULT_ZK_TIMEOUT};
+use heron_statemgr::{
+    StateDir, StateManager, StateManagerExt, StateManagerSpec, DEFAULT_ZK_TIMEOUT,
+};
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -141,7 +144,7 @@ async fn serve(
         HeronCodec::new(options.max_packet_size),
         options.outbox_capacity,
     ));
-    let core = core::Core::new(
+    let mut core = core::Core::new(
         location.clone(),
         loaded.packing_plan_bytes,
         registry,
@@ -149,7 +152,62 @@ async fn serve(
         options.state_watch_interval,
         std::time::Instant::now(),
     );
-    let result = daemon::run(core, state.clone(), config.topology_name.clone(), events).await;
+    let ckptmgr = match loaded.stateful {
+        Some(cfg) => {
+            let port = config.ckptmgr_port.ok_or_else(|| {
+                TmasterError::InvalidTopology(format!(
+                    "{} is EFFECTIVELY_ONCE but the tmaster has no checkpoint manager \
+                     (--ckptmgr-port)",
+                    config.topology_name
+                ))
+            })?;
+            let start_count = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            info!(
+                topology = %config.topology_name,
+                interval = ?cfg.interval,
+                start_clean = cfg.start_clean,
+                consistent = loaded.checkpoints.as_ref().map_or(0, |c| c.consistent_checkpoints.len()),
+                "EFFECTIVELY_ONCE: checkpoints driven from here"
+            );
+            let controller = stateful::StatefulController::new(
+                cfg,
+                loaded.checkpoints.clone(),
+                loaded.packing_plan.id.clone(),
+                start_count,
+                std::time::Instant::now(),
+            );
+            if loaded.checkpoints.is_none() {
+                // Heron creates the node at start: readers find the clean entry
+                let name = &config.topology_name;
+                if let Err(e) =
+                    state.set_proto(StateDir::StatefulCheckpoints, name, controller.history())
+                {
+                    tracing::warn!(topology = %name, error = %e, "cannot write statefulcheckpoints");
+                }
+            }
+            core.set_stateful(controller);
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(ckptmgr_client::run(
+                port,
+                config.topology_name.clone(),
+                config.topology_id.clone(),
+                HeronCodec::new(options.max_packet_size),
+                rx,
+            ));
+            Some(tx)
+        }
+        None => None,
+    };
+    let result = daemon::run_with_ckptmgr(
+        core,
+        state.clone(),
+        config.topology_name.clone(),
+        events,
+        ckptmgr,
+    )
+    .await;
     server.abort();
     if let Some(stats) = stats {
         stats.abort();

@@ -240,7 +240,12 @@ impl Registry {
         }
     }
 
-    /// The current physical plan.
+    /// The connections of the registered stream managers.
+    pub fn registered_conns(&self) -> Vec<ConnId> {
+        self.registered.values().map(|r| r.conn).collect()
+    }
+
+    /// The current physical plan, if one was built.
     pub fn pplan(&self) -> Option<&PhysicalPlan> {
         self.pplan.as_ref()
     }

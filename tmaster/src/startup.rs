@@ -24,6 +24,10 @@ pub struct Loaded {
     pub expected_instances: usize,
     /// A physical plan left by a previous tmaster of the same topology id.
     pub previous_pplan: Option<PhysicalPlan>,
+    /// `EFFECTIVELY_ONCE`: the checkpoint settings.
+    pub stateful: Option<crate::stateful::StatefulConfig>,
+    /// `EFFECTIVELY_ONCE`: the consistent checkpoints a previous tmaster recorded.
+    pub checkpoints: Option<heron_proto::ckptmgr::StatefulConsistentCheckpoints>,
 }
 
 fn state_err(what: impl Into<String>) -> impl FnOnce(StateError) -> TmasterError {
@@ -69,6 +73,18 @@ pub fn load(
             None
         }
     };
+    let stateful =
+        crate::stateful::stateful_config(&topology).map_err(TmasterError::InvalidTopology)?;
+    let checkpoints = match &stateful {
+        None => None,
+        Some(_) => match state.get_proto(StateDir::StatefulCheckpoints, name) {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(topology = %name, error = %e, "ignoring unreadable statefulcheckpoints; starting from the clean state");
+                None
+            }
+        },
+    };
     Ok(Loaded {
         packing_plan,
         packing_plan_bytes: bytes,
@@ -76,6 +92,8 @@ pub fn load(
         expected_stmgrs,
         expected_instances,
         previous_pplan,
+        stateful,
+        checkpoints,
     })
 }
 

@@ -210,7 +210,7 @@ fn heartbeats_keep_a_registration_until_the_state_timeout() {
     // The stale connection is forgotten: its messages are dropped, its close changes nothing.
     core.on_request(1, reqid(1), Request::Heartbeat(Default::default()), later);
     assert!(actions(&mut core).is_empty());
-    core.on_closed(1);
+    core.on_closed(1, Instant::now());
     assert_eq!(heartbeat(&mut core, 3, later), StatusCode::Ok);
 }
 
@@ -340,7 +340,7 @@ fn a_stuck_connection_makes_its_stmgr_absent() {
         (vec!["stmgr-1".into()], vec!["stmgr-2".into()])
     );
     // Its Closed event comes later and changes nothing.
-    core.on_closed(2);
+    core.on_closed(2, Instant::now());
     assert_eq!(
         metrics.registration(),
         (vec!["stmgr-1".into()], vec!["stmgr-2".into()])
@@ -410,7 +410,7 @@ fn metrics_from_open_connections_reach_the_store() {
         exceptions: vec![],
     };
     core.on_request(1, ReqId::ZERO, Request::Metrics(msg()), t0);
-    core.on_closed(1);
+    core.on_closed(1, Instant::now());
     core.on_request(1, ReqId::ZERO, Request::Metrics(msg()), t0);
     assert!(actions(&mut core).is_empty(), "one-way");
     assert_eq!(

@@ -78,6 +78,7 @@ impl Fixture {
             server_port: free_port(),
             controller_port: free_port(),
             stats_port: free_port(),
+            ckptmgr_port: None,
         };
         Fixture {
             dir,
