@@ -110,6 +110,17 @@ impl ReliabilityMode {
     pub fn is_acking(&self) -> bool {
         *self == ReliabilityMode::AtLeastOnce
     }
+
+    /// `true` for `EFFECTIVELY_ONCE`: state is checkpointed and restored, nothing is acked.
+    ///
+    /// ```
+    /// use heron_api::ReliabilityMode;
+    /// assert!(ReliabilityMode::EffectivelyOnce.is_effectively_once());
+    /// assert!(!ReliabilityMode::EffectivelyOnce.is_acking());
+    /// ```
+    pub fn is_effectively_once(&self) -> bool {
+        *self == ReliabilityMode::EffectivelyOnce
+    }
 }
 
 impl fmt::Display for ReliabilityMode {

@@ -40,6 +40,9 @@ pub struct Counters {
     pub complete_latency_p50_us: u64,
     /// 99th percentile complete latency in µs, of the slowest spout task; 0 if none.
     pub complete_latency_p99_us: u64,
+    /// `EFFECTIVELY_ONCE`: the most restores any task went through (the first, at start-up,
+    /// included); 0 otherwise.
+    pub restores: u64,
 }
 
 impl Counters {
@@ -77,6 +80,10 @@ impl Counters {
                 }
                 "complete-latency-p99-us" => {
                     self.complete_latency_p99_us = self.complete_latency_p99_us.max(value);
+                    continue;
+                }
+                "restores" => {
+                    self.restores = self.restores.max(value);
                     continue;
                 }
                 _ => {}

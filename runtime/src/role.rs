@@ -313,6 +313,7 @@ impl Role {
                     local_data_port,
                     instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
                     max_packet_size: STMGR_MAX_PACKET_SIZE,
+                    ckptmgr_port: None,
                 })?;
                 Ok(())
             }

@@ -170,11 +170,6 @@ impl Gateway {
         }
     }
 
-    /// Changes the per-destination buffer limit; takes effect at the next buffered set.
-    pub fn set_buffer_limit(&mut self, buffer_limit_bytes: usize) {
-        self.limit = buffer_limit_bytes;
-    }
-
     /// The plan: each local destination task and the upstream tasks it receives from (every
     /// task of every component whose streams it consumes).
     ///
@@ -208,11 +203,13 @@ impl Gateway {
     }
 
     /// The checkpoint `dest` is aligning, if any.
+    #[cfg(test)]
     pub fn aligning(&self, dest: i32) -> Option<&str> {
         self.dests.get(&dest)?.current.as_deref()
     }
 
     /// The bytes buffered for `dest`.
+    #[cfg(test)]
     pub fn buffered_bytes(&self, dest: i32) -> usize {
         self.dests.get(&dest).map_or(0, |d| d.held_bytes)
     }

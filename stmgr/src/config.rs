@@ -25,6 +25,8 @@ pub struct StmgrConfig {
     pub instance_ids: Vec<String>,
     /// Largest packet accepted on any connection (Heron's stmgr default: 10 MB).
     pub max_packet_size: usize,
+    /// Port of the container's checkpoint manager on 127.0.0.1 (`EFFECTIVELY_ONCE` only).
+    pub ckptmgr_port: Option<u16>,
 }
 
 /// Heron's stream-manager packet limit, 10 MB.

@@ -44,6 +44,7 @@ use tracing::{debug, error, info, warn};
 
 mod parts;
 mod pressure;
+mod stateful;
 pub use crate::config::CoreConfig;
 pub use parts::{Action, Bytes4, Counters};
 
@@ -75,6 +76,8 @@ pub struct Core {
     bp: BackPressure,
     /// What back pressure needs of the plan; the paused spout connections.
     bpp: PressurePlan,
+    /// Checkpoints and restores, only for EFFECTIVELY_ONCE topologies.
+    stateful: Option<Box<stateful::StatefulPart>>,
 }
 
 impl Core {
@@ -99,6 +102,7 @@ impl Core {
             acking: None,
             bp: BackPressure::default(),
             bpp: PressurePlan::default(),
+            stateful: None,
         };
         // A container without instances registers with the tmaster at once.
         core.maybe_register_with_tmaster();
@@ -159,6 +163,12 @@ impl Core {
             }
             (Role::PendingInstance, REGISTER_INSTANCE_REQUEST) => self.on_register(conn, packet),
             (Role::PendingStmgr, HELLO_REQUEST) => self.on_hello(conn, packet),
+            (Role::Instance { .. } | Role::Stmgr { .. }, name)
+                if name.starts_with(stateful::CKPT_PREFIX) =>
+            {
+                let role = role.clone();
+                self.on_stateful_packet(&role, packet)
+            }
             (_, name) => Err(ConnError::Unexpected(name.to_string())),
         };
         if let Err(reason) = result {
@@ -185,6 +195,10 @@ impl Core {
     /// Routes every tuple of an encoded `HeronDataTupleSet` into the tuple cache.
     fn on_data(&mut self, src_task: i32, data: &[u8]) -> Result<(), ConnError> {
         let set = wire::split_data_set(data).map_err(|e| TupleContext::DataSet.error(e))?;
+        if self.stateful.is_some() && self.dropping_data() {
+            self.count_dropped(set.count());
+            return Ok(());
+        }
         let Some(router) = self.router.as_mut() else {
             self.counters.tuples_without_plan += set.count();
             return Ok(());
@@ -217,6 +231,10 @@ impl Core {
                 source,
             })?;
         self.counters.sets_from_stmgrs += 1;
+        if self.stateful.is_some() && self.dropping_data() {
+            self.count_dropped(u64::try_from(msg.num_tuples).unwrap_or(0));
+            return Ok(());
+        }
         let mut set = msg.set;
         if self.acking.is_some() {
             match self.on_remote_control(set)? {
@@ -226,7 +244,7 @@ impl Core {
         }
         let slot = self.router.as_ref().and_then(|r| r.slot_of(msg.task_id));
         let n = u64::try_from(msg.num_tuples).unwrap_or(0);
-        if !self.out.forward_to_instance(slot, &set, n) {
+        if !self.out.forward_to_instance(slot, msg.src_task_id, &set, n) {
             debug!(
                 task = msg.task_id,
                 "dropping a tuple set for a task that is not connected here"
@@ -312,6 +330,7 @@ impl Core {
         self.rebuild_routes();
         self.back_pressure_joined(conn);
         self.maybe_register_with_tmaster();
+        self.stateful_registered(task);
         Ok(())
     }
 
@@ -338,6 +357,7 @@ impl Core {
         self.actions.push(Action::Close(conn));
         self.bp.forget_conn(conn);
         self.bpp.forget(conn);
+        self.stateful_closed(&role);
         match role {
             Role::Instance { .. } => self.rebuild_routes(),
             Role::Stmgr { stmgr_id } => {
@@ -415,6 +435,8 @@ impl Core {
         self.router = Some(router);
         self.acking = Acking::for_plan(self.acking.take(), &pplan, &self.cfg.stmgr_id, now);
         self.update_back_pressure(&pplan);
+        self.pplan = Some(pplan.clone());
+        self.stateful_plan(&pplan);
         let update = self.mesh.update(&pplan.stmgrs, now);
         self.pplan = Some(pplan);
         for conn in update.close {
@@ -471,6 +493,7 @@ impl Core {
         if self.acking.as_mut().is_some_and(|a| a.end_round(now, idle)) {
             self.flush_control(true);
         }
+        self.stateful_round();
         self.send_round(false);
     }
 

@@ -68,6 +68,16 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     tokio::spawn(conn::accept_loop(stmgrs, Incoming::Stmgr, events.clone()));
 
     let (registration, instances_rx) = watch::channel(None);
+    let (to_tmaster, outgoing) = mpsc::unbounded_channel();
+    let (to_ckptmgr, ckptmgr_frames) = mpsc::unbounded_channel();
+    if let Some(port) = config.ckptmgr_port {
+        tokio::spawn(crate::ckptmgr_client::run(
+            port,
+            codec,
+            ckptmgr_frames,
+            events.clone(),
+        ));
+    }
     let tmaster = TmasterClient {
         topology_name: config.topology_name.clone(),
         topology_id: config.topology_id.clone(),
@@ -78,6 +88,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         codec,
         instances: instances_rx,
         events: events.clone(),
+        outgoing,
     };
     tokio::spawn(tmaster.run());
 
@@ -93,6 +104,8 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         },
         events,
         registration,
+        to_tmaster,
+        to_ckptmgr,
     };
     let metrics = crate::metrics_publisher::spawn(crate::metrics_publisher::PublisherConfig {
         topology_name: config.topology_name.clone(),
@@ -144,7 +157,15 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
             stats_at = now + STATS_INTERVAL;
             let (counters, delivered) = (shell.core.counters(), shell.core.delivered());
             let (acking, trees) = (shell.core.ack_counters(), shell.core.pending_trees());
-            debug!(?counters, ?delivered, ?acking, trees, "tuple counters");
+            let stateful = shell.core.stateful_counters();
+            debug!(
+                ?counters,
+                ?delivered,
+                ?acking,
+                trees,
+                ?stateful,
+                "tuple counters"
+            );
         }
     }
 }
@@ -196,6 +217,8 @@ struct Shell {
     hello: StrMgrHelloRequest,
     events: mpsc::Sender<Event>,
     registration: watch::Sender<Option<Vec<heron_proto::system::Instance>>>,
+    to_tmaster: mpsc::UnboundedSender<bytes::Bytes>,
+    to_ckptmgr: mpsc::UnboundedSender<bytes::Bytes>,
 }
 
 impl Shell {
@@ -242,6 +265,10 @@ impl Shell {
                 self.core.on_stmgr_client_failed(&stmgr_id, attempt, now)
             }
             Event::Pplan(pplan) => self.core.on_pplan(pplan, now),
+            Event::TmasterMessage(packet) => self.core.on_tmaster_message(&packet, now),
+            Event::CkptmgrUp => self.core.on_ckptmgr_up(now),
+            Event::CkptmgrDown => self.core.on_ckptmgr_down(now),
+            Event::CkptmgrPacket(packet) => self.core.on_ckptmgr_message(&packet, now),
         }
     }
 
@@ -279,6 +306,12 @@ impl Shell {
                     if let Some(h) = self.handles.get(&conn) {
                         h.pause_reads(pause);
                     }
+                }
+                Action::ToTmaster(frame) => {
+                    let _ = self.to_tmaster.send(frame);
+                }
+                Action::ToCkptmgr(frame) => {
+                    let _ = self.to_ckptmgr.send(frame);
                 }
             }
         }

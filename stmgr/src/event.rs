@@ -33,4 +33,12 @@ pub(crate) enum Event {
     StmgrClientFailed { stmgr_id: String, attempt: u64 },
     /// The tmaster sent a physical plan.
     Pplan(PhysicalPlan),
+    /// The tmaster sent a checkpoint-manager message (`EFFECTIVELY_ONCE`).
+    TmasterMessage(Packet),
+    /// The checkpoint manager connection is up.
+    CkptmgrUp,
+    /// The checkpoint manager connection is gone.
+    CkptmgrDown,
+    /// The checkpoint manager sent a packet.
+    CkptmgrPacket(Packet),
 }

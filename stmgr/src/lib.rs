@@ -44,8 +44,8 @@ mod acking;
 mod backpressure;
 #[doc(hidden)]
 pub mod bench_api;
-#[allow(dead_code)] // wired into the core by the effectively-once work
 mod checkpoint;
+mod ckptmgr_client;
 mod config;
 mod conn;
 mod conns;
@@ -60,10 +60,10 @@ mod mesh;
 pub mod metrics_publisher;
 mod net;
 mod outbox;
-#[allow(dead_code)] // wired into the core by the effectively-once work
 mod restorer;
 mod route_set;
 mod routing;
+mod stateful_plan;
 mod stmgr_client;
 mod stmgr_server;
 mod tmaster_client;

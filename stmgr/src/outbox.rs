@@ -2,6 +2,7 @@
 //! per round (or in chunks when a round is large), and the table from a destination slot
 //! (one per task of the plan) to the connection that reaches it.
 
+use crate::checkpoint::{Gateway, Release};
 use crate::ids::names::{HERON_TUPLE_SET2, TUPLE_STREAM_MESSAGE};
 use crate::ids::ConnId;
 use crate::tuple_cache::Batch;
@@ -49,6 +50,12 @@ pub(crate) struct Outbox {
     /// Full chunks taken off a connection's buffer this round, in order.
     ready: Vec<(ConnId, Bytes)>,
     delivered: Delivered,
+    /// `EFFECTIVELY_ONCE`: checkpoint-barrier alignment in front of the local instances.
+    gate: Option<Gateway>,
+    /// What the gate let through, reused.
+    released: Vec<Release>,
+    /// Local task → its instance's connection (for the gate's releases).
+    local_conns: HashMap<i32, ConnId>,
 }
 
 impl Outbox {
@@ -71,6 +78,69 @@ impl Outbox {
     pub fn set_slots(&mut self, slots: impl IntoIterator<Item = Option<Dest>>) {
         self.slots.clear();
         self.slots.extend(slots);
+        self.local_conns.clear();
+        for d in self.slots.iter().flatten().filter(|d| d.local) {
+            self.local_conns.insert(d.task_id, d.conn);
+        }
+    }
+
+    /// Puts checkpoint-barrier alignment in front of the local instances (`None`: none).
+    pub fn set_gate(&mut self, gate: Option<Gateway>) {
+        self.gate = gate;
+    }
+
+    /// The alignment, if any.
+    pub fn gate(&self) -> Option<&Gateway> {
+        self.gate.as_ref()
+    }
+
+    /// The alignment, if any, to change.
+    pub fn gate_mut(&mut self) -> Option<&mut Gateway> {
+        self.gate.as_mut()
+    }
+
+    /// A checkpoint marker of `id` for local task `dest` from task `src`: frames what the
+    /// alignment releases (the marker first, then what it held) for the instance.
+    pub fn gate_marker(&mut self, dest: i32, src: i32, id: &str) {
+        let Some(gate) = self.gate.as_mut() else {
+            return;
+        };
+        let mut released = std::mem::take(&mut self.released);
+        gate.on_marker(dest, src, id, &mut released);
+        self.write_released(dest, &mut released);
+        self.released = released;
+    }
+
+    /// Hands a set for local task `dest` from `src` to the alignment; `false` if it is not
+    /// aligning anything (the caller frames the set itself, copying nothing).
+    fn gated(&mut self, dest: i32, src: i32, set: &[u8], n: u64) -> bool {
+        let Some(gate) = self.gate.as_mut().filter(|g| g.busy()) else {
+            return false;
+        };
+        let mut released = std::mem::take(&mut self.released);
+        gate.admit(dest, src, Bytes::copy_from_slice(set), n, &mut released);
+        self.write_released(dest, &mut released);
+        self.released = released;
+        true
+    }
+
+    /// Frames the alignment's releases for `dest`'s instance, in order.
+    fn write_released(&mut self, dest: i32, released: &mut Vec<Release>) {
+        let conn = self.local_conns.get(&dest).copied();
+        for r in released.drain(..) {
+            match (r, conn) {
+                (Release::Set { set, tuples, .. }, Some(conn)) => {
+                    encode_raw(self.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, &set);
+                    self.delivered.to_instances += tuples;
+                }
+                (Release::Checkpoint(id), Some(conn)) => {
+                    let m = heron_proto::ckptmgr::InitiateStatefulCheckpoint { checkpoint_id: id };
+                    heron_proto::codec::encode_message(self.buf(conn), &ReqId::ZERO, &m);
+                }
+                (Release::Set { tuples, .. }, None) => self.lose(dest as u32, tuples),
+                (Release::Checkpoint(_), None) => {}
+            }
+        }
     }
 
     /// Where `slot`'s batches go, if it is connected.
@@ -83,14 +153,16 @@ impl Outbox {
         let n = u64::from(batch.tuples());
         match self.dest(slot) {
             Some(Dest {
-                conn, local: true, ..
+                conn,
+                local: true,
+                task_id,
             }) => {
-                encode_raw(
-                    self.buf(conn),
-                    HERON_TUPLE_SET2,
-                    &ReqId::ZERO,
-                    batch.tuple_set(),
-                );
+                let src = batch.src_task();
+                let set = batch.tuple_set();
+                if self.gate.is_some() && self.gated(task_id, src, set, n) {
+                    return;
+                }
+                encode_raw(self.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, set);
                 self.delivered.to_instances += n;
             }
             Some(Dest { conn, task_id, .. }) => {
@@ -104,11 +176,22 @@ impl Outbox {
 
     /// Frames an encoded `HeronTupleSet2` of `n` tuples, from another stream manager, for the
     /// local instance of `slot`; `false` (and counted lost) if it is not connected here.
-    pub fn forward_to_instance(&mut self, slot: Option<u32>, set: &[u8], n: u64) -> bool {
+    pub fn forward_to_instance(
+        &mut self,
+        slot: Option<u32>,
+        src_task: i32,
+        set: &[u8],
+        n: u64,
+    ) -> bool {
         match slot.and_then(|s| self.dest(s)) {
             Some(Dest {
-                conn, local: true, ..
+                conn,
+                local: true,
+                task_id,
             }) => {
+                if self.gate.is_some() && self.gated(task_id, src_task, set, n) {
+                    return true;
+                }
                 encode_raw(self.buf(conn), HERON_TUPLE_SET2, &ReqId::ZERO, set);
                 self.delivered.to_instances += n;
                 true
@@ -200,9 +283,9 @@ mod tests {
             None,
         ]);
         assert_eq!(out.dest(0).map(|d| d.conn), Some(4));
-        assert!(out.forward_to_instance(Some(0), b"set", 3));
-        assert!(!out.forward_to_instance(Some(1), b"set", 2));
-        assert!(!out.forward_to_instance(None, b"set", 1));
+        assert!(out.forward_to_instance(Some(0), 9, b"set", 3));
+        assert!(!out.forward_to_instance(Some(1), 9, b"set", 2));
+        assert!(!out.forward_to_instance(None, 9, b"set", 1));
         assert_eq!(
             out.delivered(),
             &Delivered {

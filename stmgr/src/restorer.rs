@@ -167,6 +167,7 @@ impl Restorer {
     }
 
     /// The checkpoint and txid of the restore in progress.
+    #[cfg(test)]
     pub fn current(&self) -> Option<(&str, i64)> {
         self.restore
             .as_ref()

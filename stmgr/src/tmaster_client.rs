@@ -17,6 +17,7 @@ use heron_proto::{is_ok, CodecError, HeronCodec, Packet, ReqId};
 use heron_statemgr::{StateManager, StateManagerExt};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{interval_at, timeout, Instant, MissedTickBehavior};
@@ -57,6 +58,9 @@ pub(crate) struct TmasterClient {
     /// The instance records to register with; `None` until every instance registered.
     pub instances: watch::Receiver<Option<Vec<Instance>>>,
     pub events: mpsc::Sender<Event>,
+    /// Framed messages the core sends the tmaster (stateful processing); dropped while no
+    /// session is up.
+    pub outgoing: mpsc::UnboundedReceiver<bytes::Bytes>,
 }
 
 impl TmasterClient {
@@ -68,6 +72,7 @@ impl TmasterClient {
                 Ok(v) => v.clone().unwrap_or_default(),
                 Err(_) => return,
             };
+            while self.outgoing.try_recv().is_ok() {} // nobody to send them to
             let Some(location) = self.read_location().await else {
                 if !waiting_logged {
                     info!("waiting for the tmaster location of {}", self.topology_name);
@@ -185,6 +190,13 @@ impl TmasterClient {
                     let packet = packet.ok_or(SessionError::Closed)??;
                     self.dispatch(&packet).await?;
                 }
+                frame = self.outgoing.recv() => {
+                    let frame = frame.ok_or(SessionError::Shutdown)?;
+                    conn.get_mut()
+                        .write_all(&frame)
+                        .await
+                        .map_err(|e| SessionError::Codec(CodecError::Io(e)))?;
+                }
             }
         }
     }
@@ -201,6 +213,11 @@ impl TmasterClient {
             } else {
                 Err(SessionError::HeartbeatRefused(status_text(&resp.status)))
             }
+        } else if packet.type_name().starts_with("heron.proto.ckptmgr.") {
+            self.events
+                .send(Event::TmasterMessage(packet.clone()))
+                .await
+                .map_err(|_| SessionError::Shutdown)
         } else {
             Err(SessionError::Unexpected(packet.type_name().to_string()))
         }

@@ -32,6 +32,11 @@ impl Batch {
         self.open = true;
     }
 
+    /// The task whose tuples the batch holds.
+    pub fn src_task(&self) -> i32 {
+        self.src_task
+    }
+
     /// The number of tuples in the batch.
     pub fn tuples(&self) -> u32 {
         self.set.tuples()
@@ -175,6 +180,22 @@ impl TupleCache {
             }
         }
         self.first_open = None;
+    }
+
+    /// Drops every open batch (a restore: what was routed before it must not arrive);
+    /// returns the number of tuples dropped.
+    pub fn discard(&mut self) -> u64 {
+        let mut dropped = 0;
+        for slot in self.listed.drain(..) {
+            let b = &mut self.batches[slot as usize];
+            b.listed = false;
+            if b.open {
+                b.open = false;
+                dropped += u64::from(b.tuples());
+            }
+        }
+        self.first_open = None;
+        dropped
     }
 }
 

@@ -29,6 +29,10 @@ pub enum Action {
     RegisterWithTmaster(Vec<Instance>),
     /// Stop (`true`) or resume reading from the connection (a local spout, back pressure).
     PauseReads(ConnId, bool),
+    /// Send this framed message to the tmaster (dropped if it is not connected).
+    ToTmaster(Bytes),
+    /// Send this framed message to the checkpoint manager (dropped if it is not connected).
+    ToCkptmgr(Bytes),
 }
 
 /// What happened to tuples, for logs and tests.

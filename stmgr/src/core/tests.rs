@@ -46,6 +46,21 @@ enum Out {
     Connect(String, u16, u64),
     Register(Vec<Instance>),
     Pause(ConnId, bool),
+    /// A message for the tmaster.
+    Tmaster(Packet),
+    /// A message for the checkpoint manager.
+    Ckptmgr(Packet),
+}
+
+/// The one whole packet `bytes` holds.
+fn one_packet(bytes: &[u8]) -> Packet {
+    let mut buf = BytesMut::from(bytes);
+    let p = HeronCodec::new(0)
+        .decode_packet(&mut buf)
+        .unwrap()
+        .expect("a packet");
+    assert!(buf.is_empty(), "one whole frame");
+    p
 }
 
 struct H {
@@ -120,6 +135,8 @@ impl H {
                 } => out.push(Out::Connect(stmgr_id, port, attempt)),
                 Action::RegisterWithTmaster(v) => out.push(Out::Register(v)),
                 Action::PauseReads(c, p) => out.push(Out::Pause(c, p)),
+                Action::ToTmaster(b) => out.push(Out::Tmaster(one_packet(&b))),
+                Action::ToCkptmgr(b) => out.push(Out::Ckptmgr(one_packet(&b))),
             }
         }
         out

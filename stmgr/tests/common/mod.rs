@@ -82,6 +82,7 @@ pub fn stmgr_config(
         local_data_port: local_port,
         instance_ids: instances.iter().map(|i| i.instance_id.clone()).collect(),
         max_packet_size: MAX_PACKET,
+        ckptmgr_port: None,
     }
 }
 
