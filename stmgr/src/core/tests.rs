@@ -777,3 +777,4 @@ mod fuzz {
 
 mod acking;
 mod backpressure;
+mod stateful;
