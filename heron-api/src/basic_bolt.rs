@@ -1,7 +1,7 @@
 //! Bolts that anchor and ack automatically.
 
 use crate::{
-    BasicOutputCollector, Bolt, FailedException, OutputCollector, OutputFieldsDeclarer,
+    BasicOutputCollector, Bolt, FailedException, OutputCollector, OutputFieldsDeclarer, Stateful,
     TopologyContext, Tuple,
 };
 
@@ -46,6 +46,13 @@ pub trait BasicBolt: Send {
 
     /// The bolt is shutting down.
     fn cleanup(&mut self) {}
+
+    /// This bolt's checkpointed state, if it has one, as [`Bolt::stateful`]: a stateful
+    /// bolt implements [`Stateful`] and returns `Some(self)`; [`BasicBoltAdapter`] passes it
+    /// on.
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        None
+    }
 }
 
 /// Runs a [`BasicBolt`] as a [`Bolt`]: anchors its emits to the input, acks on `Ok`,
@@ -110,5 +117,93 @@ impl<B: BasicBolt> Bolt for BasicBoltAdapter<B> {
 
     fn cleanup(&mut self) {
         self.inner.cleanup()
+    }
+
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        self.inner.stateful()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{State, TwoPhaseStateful};
+
+    #[derive(Default)]
+    struct Counting {
+        n: i64,
+        committed: Vec<String>,
+    }
+
+    impl BasicBolt for Counting {
+        fn execute(
+            &mut self,
+            _: &Tuple,
+            _: &mut BasicOutputCollector,
+        ) -> Result<(), FailedException> {
+            self.n += 1;
+            Ok(())
+        }
+        fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+            Some(self)
+        }
+    }
+
+    impl Stateful for Counting {
+        fn init_state(&mut self, state: &State) {
+            self.n = state.get_i64("n").unwrap_or(0);
+        }
+        fn pre_save(&mut self, _: &str, state: &mut State) {
+            state.put("n", self.n);
+        }
+        fn two_phase(&mut self) -> Option<&mut dyn TwoPhaseStateful> {
+            Some(self)
+        }
+    }
+
+    impl TwoPhaseStateful for Counting {
+        fn post_save(&mut self, id: &str) {
+            self.committed.push(id.to_owned());
+        }
+        fn pre_restore(&mut self, _: &str) {}
+    }
+
+    struct Plain;
+    impl BasicBolt for Plain {
+        fn execute(
+            &mut self,
+            _: &Tuple,
+            _: &mut BasicOutputCollector,
+        ) -> Result<(), FailedException> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_adapter_and_box_pass_stateful_on() {
+        let mut bolt: Box<dyn Bolt> = Box::new(BasicBoltAdapter::new(Counting::default()));
+        let mut restored = State::new();
+        restored.put("n", 41);
+        bolt.stateful().expect("stateful").init_state(&restored);
+        let mut saved = State::new();
+        bolt.stateful().unwrap().pre_save("c1", &mut saved);
+        assert_eq!(saved.get_i64("n"), Some(41));
+        bolt.stateful()
+            .unwrap()
+            .two_phase()
+            .expect("two-phase")
+            .post_save("c1");
+
+        let mut adapter = BasicBoltAdapter::new(Counting::default());
+        adapter
+            .stateful()
+            .unwrap()
+            .two_phase()
+            .unwrap()
+            .post_save("c2");
+        assert_eq!(adapter.inner().committed, ["c2"]);
+
+        let mut plain: Box<dyn Bolt> = Box::new(BasicBoltAdapter::new(Plain));
+        assert!(plain.stateful().is_none());
     }
 }

@@ -1,6 +1,6 @@
 //! The bolt trait: a consumer (and producer) of tuples.
 
-use crate::{OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple};
+use crate::{OutputCollector, OutputFieldsDeclarer, Stateful, TopologyContext, Tuple};
 
 /// A tuple processor (Storm's `IBolt` + `IComponent`).
 ///
@@ -39,6 +39,13 @@ pub trait Bolt: Send {
 
     /// The bolt is shutting down.
     fn cleanup(&mut self) {}
+
+    /// This bolt's checkpointed state, if it has one: a stateful bolt implements
+    /// [`Stateful`] and returns `Some(self)`. Used in `EFFECTIVELY_ONCE` mode; see
+    /// [`Stateful`] for the calls and an example (a counting bolt).
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        None
+    }
 }
 
 impl<B: Bolt + ?Sized> Bolt for Box<B> {
@@ -53,5 +60,8 @@ impl<B: Bolt + ?Sized> Bolt for Box<B> {
     }
     fn cleanup(&mut self) {
         (**self).cleanup()
+    }
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        (**self).stateful()
     }
 }

@@ -7,6 +7,10 @@
 //! writes data tuples straight into Heron packets with `heron_proto::tuple`, the one home of
 //! the tuple wire format, which also reads incoming tuples in place).
 //!
+//! In `EFFECTIVELY_ONCE` mode, components that implement [`Stateful`] (returned from
+//! [`Spout::stateful`] / [`Bolt::stateful`]) have their [`State`] checkpointed and restored
+//! by the runtime; see the [`state`] module.
+//!
 //! This crate depends only on `heron-proto` (Heron's messages) and small utility crates; it
 //! has no async runtime and does no I/O.
 //!
@@ -57,6 +61,7 @@ mod error;
 mod fields;
 mod grouping;
 mod spout;
+pub mod state;
 mod topology;
 mod tuple;
 mod value;
@@ -80,6 +85,7 @@ pub use grouping::{
     LOCAL_OR_SHUFFLE_MARKER,
 };
 pub use spout::Spout;
+pub use state::{State, StateError, Stateful, TwoPhaseStateful};
 pub use topology::HeronTopology;
 #[doc(hidden)]
 pub use tuple::decode_data_tuple;

@@ -1,6 +1,6 @@
 //! The spout trait: a source of tuples.
 
-use crate::{MessageId, OutputFieldsDeclarer, SpoutOutputCollector, TopologyContext};
+use crate::{MessageId, OutputFieldsDeclarer, SpoutOutputCollector, Stateful, TopologyContext};
 
 /// A source of tuples (Storm's `ISpout` + `IComponent`).
 ///
@@ -51,6 +51,45 @@ pub trait Spout: Send {
 
     /// The spout is shutting down.
     fn close(&mut self) {}
+
+    /// This spout's checkpointed state, if it has one: a stateful spout (for example one
+    /// reading a replayable source, which saves its read offsets) implements [`Stateful`]
+    /// and returns `Some(self)`. Used in `EFFECTIVELY_ONCE` mode; see [`Stateful`] for the
+    /// calls and an example.
+    ///
+    /// ```
+    /// use heron_api::*;
+    ///
+    /// struct Counter { next: i64 }
+    /// impl Spout for Counter {
+    ///     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+    ///         d.declare(Fields::new(["n"]));
+    ///     }
+    ///     fn next_tuple(&mut self, c: &mut SpoutOutputCollector) {
+    ///         c.emit(values![self.next]);
+    ///         self.next += 1;
+    ///     }
+    ///     fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+    ///         Some(self)
+    ///     }
+    /// }
+    /// impl Stateful for Counter {
+    ///     fn init_state(&mut self, state: &State) {
+    ///         self.next = state.get_i64("next").unwrap_or(0);
+    ///     }
+    ///     fn pre_save(&mut self, _checkpoint_id: &str, state: &mut State) {
+    ///         state.put("next", self.next);
+    ///     }
+    /// }
+    ///
+    /// let mut spout: Box<dyn Spout> = Box::new(Counter { next: 0 });
+    /// let mut saved = State::new();
+    /// spout.stateful().unwrap().pre_save("1-1", &mut saved);
+    /// assert_eq!(saved.get_i64("next"), Some(0));
+    /// ```
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        None
+    }
 }
 
 impl<S: Spout + ?Sized> Spout for Box<S> {
@@ -77,5 +116,8 @@ impl<S: Spout + ?Sized> Spout for Box<S> {
     }
     fn close(&mut self) {
         (**self).close()
+    }
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        (**self).stateful()
     }
 }
