@@ -8,6 +8,7 @@ use heron_api::{Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
 use crate::inbound::{InMsg, TupleDecoder};
 use crate::queue::RecvTimeoutError;
+use crate::stateful::{After, StatefulMsg, StatefulTask};
 use crate::InstanceError;
 
 /// Keep taking queued batches for at most this long before looking at the timers.
@@ -19,6 +20,12 @@ struct BoltTask<'s, 'a, 'c> {
     emitter: Emitter,
     ctx: &'c TopologyContext,
     decoder: TupleDecoder,
+    /// `EFFECTIVELY_ONCE`: checkpoints, restores, the start notice.
+    stateful: Option<StatefulTask>,
+    /// Input held back while a two-phase bolt waits for its checkpoint to be consistent.
+    held: Vec<InMsg>,
+    /// Input sets dropped because they came before the start notice.
+    dropped_sets: u64,
 }
 
 pub(crate) fn run(
@@ -34,6 +41,13 @@ pub(crate) fn run(
         emitter,
         ctx,
         decoder: TupleDecoder::new(),
+        stateful: ctx
+            .config()
+            .reliability_mode()
+            .is_effectively_once()
+            .then(StatefulTask::new),
+        held: Vec::new(),
+        dropped_sets: 0,
     };
     task.bolt.prepare(ctx);
     let result = task.main_loop(pending);
@@ -74,7 +88,8 @@ impl BoltTask<'_, '_, '_> {
                 Err(RecvTimeoutError::Disconnected) => return Err(InstanceError::Disconnected),
             }
             let now = Instant::now();
-            if let (Some(every), Some(at)) = (tick_every, next_tick) {
+            let may_tick = self.stateful.as_ref().is_none_or(StatefulTask::may_process);
+            if let (Some(every), Some(at), true) = (tick_every, next_tick, may_tick) {
                 if now >= at {
                     let mut tick = Tuple::tick();
                     self.emitter.begin_batch(now);
@@ -94,6 +109,10 @@ impl BoltTask<'_, '_, '_> {
     /// Executes every data tuple of a batch, then flushes.
     fn handle(&mut self, batch: Vec<InMsg>) -> Result<(), InstanceError> {
         for msg in batch {
+            let msg = match self.stateful_gate(msg)? {
+                Some(msg) => msg,
+                None => continue,
+            };
             match msg {
                 InMsg::Control(_) => {
                     tracing::warn!("a bolt received control tuples; ignoring them");
@@ -108,6 +127,7 @@ impl BoltTask<'_, '_, '_> {
                         emitter,
                         ctx,
                         decoder,
+                        ..
                     } = self;
                     // One clock read at each end of the set (docs/internals.md, latencies);
                     // decoding each tuple just before its execute falls inside.
@@ -131,8 +151,50 @@ impl BoltTask<'_, '_, '_> {
                 InMsg::Plan(pplan) => {
                     self.shared.check_plan(&pplan)?;
                 }
+                InMsg::Stateful(msg) => {
+                    tracing::warn!(
+                        ?msg,
+                        "ignoring a stateful message: the topology is not EFFECTIVELY_ONCE"
+                    );
+                }
             }
         }
         self.shared.flush(&mut self.emitter)
+    }
+
+    /// In `EFFECTIVELY_ONCE`: handles stateful messages, drops input that precedes the start
+    /// notice, and holds input (markers too, to keep their order) while a two-phase bolt
+    /// waits for its checkpoint to be consistent. Returns the message to process normally.
+    fn stateful_gate(&mut self, msg: InMsg) -> Result<Option<InMsg>, InstanceError> {
+        let Some(st) = self.stateful.as_mut() else {
+            return Ok(Some(msg));
+        };
+        let waiting = !st.drops_input() && !st.may_process();
+        match msg {
+            InMsg::Data(_) if st.drops_input() => {
+                if self.dropped_sets == 0 {
+                    tracing::info!("dropping input that came before the start notice");
+                }
+                self.dropped_sets += 1;
+                Ok(None)
+            }
+            InMsg::Data(_) | InMsg::Stateful(StatefulMsg::Checkpoint(_)) if waiting => {
+                self.held.push(msg);
+                Ok(None)
+            }
+            InMsg::Stateful(m) => {
+                let after = st.handle(m, self.bolt.stateful(), &mut self.emitter, self.shared)?;
+                match after {
+                    After::Continue => {}
+                    After::RolledBack => self.held.clear(),
+                    After::Resume => {
+                        let held = std::mem::take(&mut self.held);
+                        self.handle(held)?;
+                    }
+                }
+                Ok(None)
+            }
+            other => Ok(Some(other)),
+        }
     }
 }

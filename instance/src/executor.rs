@@ -51,6 +51,14 @@ impl Shared<'_> {
             .map_err(|_| InstanceError::Disconnected)
     }
 
+    /// Queues already framed packets (stateful-processing messages) for the writer, after
+    /// everything queued before; blocks while the out-queue is full.
+    pub fn send_frames(&mut self, frames: Bytes) -> Result<(), InstanceError> {
+        self.out_tx
+            .send(frames)
+            .map_err(|_| InstanceError::Disconnected)
+    }
+
     /// Checks that the plan still assigns our task to our component; returns whether the
     /// topology is running.
     pub fn check_plan(&self, pplan: &PhysicalPlan) -> Result<bool, InstanceError> {

@@ -10,6 +10,7 @@ use heron_proto::system::{HeronControlTupleSet, HeronTupleSet2, PhysicalPlan};
 use heron_proto::tuple::{parse_tuple_set2, DataSet};
 use prost::Message;
 
+use crate::stateful::StatefulMsg;
 use crate::InstanceError;
 
 /// One message for the executor.
@@ -21,6 +22,8 @@ pub(crate) enum InMsg {
     Control(Box<HeronControlTupleSet>),
     /// A new physical plan.
     Plan(Box<PhysicalPlan>),
+    /// A checkpoint, restore, start or "saved" notice (`EFFECTIVELY_ONCE`).
+    Stateful(StatefulMsg),
 }
 
 /// What crosses the gateway → executor queue: the messages of one socket read.
@@ -43,6 +46,8 @@ pub(crate) fn decode(packet: &Packet, out: &mut InBatch) -> Result<(), InstanceE
         if let Some(data) = set.data {
             out.push(InMsg::Data(data));
         }
+    } else if let Some(msg) = crate::stateful::decode(packet) {
+        out.push(InMsg::Stateful(msg?));
     } else if packet.is::<NewInstanceAssignmentMessage>() {
         let m: NewInstanceAssignmentMessage = packet.decode()?;
         out.push(InMsg::Plan(Box::new(m.pplan)));

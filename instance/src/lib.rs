@@ -29,6 +29,7 @@ mod metrics;
 mod queue;
 mod refill;
 mod spout_loop;
+mod stateful;
 mod stream_metrics;
 
 pub use metrics::{read_counters, write_counters};

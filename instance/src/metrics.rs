@@ -95,6 +95,8 @@ pub(crate) struct MetricsWriter {
     /// Whether the task is a spout (per-stream lines of output streams) or a bolt (of input
     /// streams).
     spout: bool,
+    /// `EFFECTIVELY_ONCE`: states saved and restores done (`checkpoints-saved`, `restores`).
+    stateful: Option<(u64, u64)>,
 }
 
 impl MetricsWriter {
@@ -108,7 +110,13 @@ impl MetricsWriter {
             streams: crate::stream_metrics::current(),
             complete_latency: None,
             spout,
+            stateful: None,
         }
+    }
+
+    /// Sets the stateful counters written with the others.
+    pub fn set_stateful(&mut self, saved: u64, restores: u64) {
+        self.stateful = Some((saved, restores));
     }
 
     /// Records one acked tuple's complete latency (no allocation after the first call).
@@ -162,6 +170,9 @@ impl MetricsWriter {
             tally_lines(&mut extra, emitter.input_tallies(), false);
         }
         extra.push_str(&self.latency_lines());
+        if let Some((saved, restores)) = self.stateful {
+            extra.push_str(&format!("checkpoints-saved {saved}\nrestores {restores}\n"));
+        }
         let exceptions = self
             .streams
             .as_ref()

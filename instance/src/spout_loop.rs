@@ -14,6 +14,7 @@ use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::InMsg;
 use crate::queue::RecvTimeoutError;
 use crate::refill::Refill;
+use crate::stateful::StatefulTask;
 use crate::InstanceError;
 
 /// Stop calling `next_tuple` after this long and flush.
@@ -30,6 +31,8 @@ struct SpoutTask<'s, 'a> {
     running: bool,
     acks: Vec<MessageId>,
     refill: Refill,
+    /// `EFFECTIVELY_ONCE`: checkpoints, restores, the start notice.
+    stateful: Option<StatefulTask>,
 }
 
 pub(crate) fn run(
@@ -55,6 +58,10 @@ pub(crate) fn run(
         running,
         acks: Vec::new(),
         refill: Refill::new(max_pending),
+        stateful: conf
+            .reliability_mode()
+            .is_effectively_once()
+            .then(StatefulTask::new),
     };
     task.spout.open(ctx);
     if !running {
@@ -130,6 +137,9 @@ impl SpoutTask<'_, '_> {
         if !self.running || !self.shared.out_has_room() {
             return Ok(false);
         }
+        if self.stateful.as_ref().is_some_and(|s| !s.may_process()) {
+            return Ok(false);
+        }
         let start = Instant::now();
         if !self.refill.may_emit(self.emitter.in_flight(), start) {
             return Ok(false);
@@ -170,6 +180,15 @@ impl SpoutTask<'_, '_> {
                         tracing::warn!("a spout received data tuples; dropping them");
                     }
                 }
+                InMsg::Stateful(msg) => match self.stateful.as_mut() {
+                    Some(st) => {
+                        st.handle(msg, self.spout.stateful(), &mut self.emitter, self.shared)?;
+                    }
+                    None => tracing::warn!(
+                        ?msg,
+                        "ignoring a stateful message: the topology is not EFFECTIVELY_ONCE"
+                    ),
+                },
                 InMsg::Plan(pplan) => {
                     let running = self.shared.check_plan(&pplan)?;
                     if running != self.running {
