@@ -263,6 +263,7 @@ fn a_second_tmaster_waits_for_the_location_then_gives_up() {
         server_port: 0,
         controller_port: 0,
         stats_port: 0,
+        ckptmgr_port: None,
     };
     let options = heron_tmaster::TmasterOptions {
         establish_retry_times: 3,

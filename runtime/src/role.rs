@@ -103,6 +103,9 @@ pub enum RoleError {
     /// The instance failed.
     #[error(transparent)]
     Instance(#[from] heron_instance::InstanceError),
+    /// The checkpoint manager failed (or its storage is not configured right).
+    #[error(transparent)]
+    Ckptmgr(#[from] heron_ckptmgr::CkptmgrError),
 }
 
 #[derive(Debug, Parser)]
@@ -166,6 +169,8 @@ enum Role {
         controller_port: u16,
         #[arg(long)]
         stats_port: u16,
+        #[arg(long)]
+        ckptmgr_port: Option<u16>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -185,6 +190,8 @@ enum Role {
         local_data_port: u16,
         #[arg(long, value_delimiter = ',')]
         instance_ids: Vec<String>,
+        #[arg(long)]
+        ckptmgr_port: Option<u16>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -207,6 +214,17 @@ enum Role {
         #[arg(last = true)]
         user_args: Vec<String>,
     },
+    /// A container's checkpoint manager (`EFFECTIVELY_ONCE` topologies).
+    Ckptmgr {
+        #[command(flatten)]
+        ids: TopologyIds,
+        #[arg(long)]
+        ckptmgr_id: String,
+        #[arg(long)]
+        port: u16,
+        #[arg(last = true)]
+        user_args: Vec<String>,
+    },
 }
 
 impl Role {
@@ -223,6 +241,7 @@ impl Role {
             Role::Tmaster { .. } => "tmaster".to_string(),
             Role::Stmgr { stmgr_id, .. } => stmgr_id.clone(),
             Role::Instance { instance_id, .. } => instance_id.clone(),
+            Role::Ckptmgr { ckptmgr_id, .. } => ckptmgr_id.clone(),
         }
     }
 
@@ -232,7 +251,8 @@ impl Role {
             | Role::Executor { user_args, .. }
             | Role::Tmaster { user_args, .. }
             | Role::Stmgr { user_args, .. }
-            | Role::Instance { user_args, .. } => user_args,
+            | Role::Instance { user_args, .. }
+            | Role::Ckptmgr { user_args, .. } => user_args,
         }
     }
 
@@ -279,6 +299,7 @@ impl Role {
                 server_port,
                 controller_port,
                 stats_port,
+                ckptmgr_port,
                 ..
             } => {
                 heron_tmaster::run(heron_tmaster::TmasterConfig {
@@ -289,7 +310,7 @@ impl Role {
                     server_port,
                     controller_port,
                     stats_port,
-                    ckptmgr_port: None,
+                    ckptmgr_port,
                 })?;
                 Ok(())
             }
@@ -301,6 +322,7 @@ impl Role {
                 data_port,
                 local_data_port,
                 instance_ids,
+                ckptmgr_port,
                 ..
             } => {
                 heron_stmgr::run(heron_stmgr::StmgrConfig {
@@ -313,7 +335,7 @@ impl Role {
                     local_data_port,
                     instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
                     max_packet_size: STMGR_MAX_PACKET_SIZE,
-                    ckptmgr_port: None,
+                    ckptmgr_port,
                 })?;
                 Ok(())
             }
@@ -346,8 +368,42 @@ impl Role {
                 )?;
                 Ok(())
             }
+            Role::Ckptmgr {
+                ids,
+                ckptmgr_id,
+                port,
+                ..
+            } => {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                let config = ckptmgr_config(ids, ckptmgr_id, port, topology.config(), home)?;
+                heron_ckptmgr::run(config)?;
+                Ok(())
+            }
         }
     }
+}
+
+/// The checkpoint manager's config: its storage root comes from the topology's config
+/// (`heron.statefulstorage.*`), refusing backends other than the local file system.
+fn ckptmgr_config(
+    ids: TopologyIds,
+    ckptmgr_id: String,
+    port: u16,
+    config: &heron_api::Config,
+    home: Option<PathBuf>,
+) -> Result<heron_ckptmgr::CkptmgrConfig, RoleError> {
+    let root = heron_ckptmgr::storage_root(
+        config.get(heron_ckptmgr::STORAGE_CLASSNAME_KEY),
+        config.get(heron_ckptmgr::LOCALFS_ROOT_PATH_KEY),
+        home.as_deref(),
+    )?;
+    Ok(heron_ckptmgr::CkptmgrConfig {
+        topology_name: ids.topology_name,
+        topology_id: ids.topology_id,
+        ckptmgr_id,
+        port,
+        root,
+    })
 }
 
 /// The stream manager's largest packet (10 MB, `docs/internals.md`).

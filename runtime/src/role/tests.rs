@@ -63,6 +63,7 @@ fn what_the_executor_starts_parses_as_roles() {
         server: 7001,
         controller: 7002,
         stats: 7003,
+        ckptmgr: None,
     };
     let tm = &container_processes(&executor_config(0), &plan(), tm_ports).unwrap()[0];
     let role = parse(&tm.args[1..]).unwrap();
@@ -75,11 +76,13 @@ fn what_the_executor_starts_parses_as_roles() {
         stats_port,
         state_manager,
         host,
+        ckptmgr_port,
         ..
     } = role
     else {
         panic!("not tmaster")
     };
+    assert_eq!(ckptmgr_port, None, "not stateful");
     assert_eq!(
         (ids.topology_name.as_str(), ids.topology_id.as_str()),
         ("T", "T-1")
@@ -96,6 +99,7 @@ fn what_the_executor_starts_parses_as_roles() {
     let sm_ports = ContainerPorts::Stmgr {
         data: 7101,
         local_data: 7102,
+        ckptmgr: None,
     };
     let specs = container_processes(&executor_config(1), &plan(), sm_ports).unwrap();
     let Role::Stmgr {
@@ -103,11 +107,13 @@ fn what_the_executor_starts_parses_as_roles() {
         data_port,
         local_data_port,
         instance_ids,
+        ckptmgr_port,
         ..
     } = parse(&specs[0].args[1..]).unwrap()
     else {
         panic!("not stmgr")
     };
+    assert_eq!(ckptmgr_port, None, "not stateful");
     assert_eq!(stmgr_id, "stmgr-1");
     assert_eq!((data_port, local_data_port), (7101, 7102));
     assert_eq!(instance_ids, ["container_1_word_1", "container_1_count_2"]);
@@ -130,6 +136,82 @@ fn what_the_executor_starts_parses_as_roles() {
         ("count", 2, 0)
     );
     assert_eq!((stmgr_id.as_str(), stmgr_port), ("stmgr-1", 7102));
+}
+
+/// In `EFFECTIVELY_ONCE` mode every container's checkpoint manager parses as the ckptmgr role,
+/// and the tmaster and stream manager get its port.
+#[test]
+fn stateful_containers_run_a_checkpoint_manager_role() {
+    let tm_ports = ContainerPorts::Tmaster {
+        server: 7001,
+        controller: 7002,
+        stats: 7003,
+        ckptmgr: Some(7004),
+    };
+    let specs = container_processes(&executor_config(0), &plan(), tm_ports).unwrap();
+    let Role::Tmaster { ckptmgr_port, .. } = parse(&specs[0].args[1..]).unwrap() else {
+        panic!("not tmaster")
+    };
+    assert_eq!(ckptmgr_port, Some(7004));
+    let ckpt = parse(&specs[1].args[1..]).unwrap();
+    assert_eq!(ckpt.process_name(), "ckptmgr-0");
+    assert!(!ckpt.is_data_path());
+    assert_eq!(ckpt.user_args(), strs("--containers 2 -- x"));
+    let Role::Ckptmgr {
+        ids,
+        ckptmgr_id,
+        port,
+        ..
+    } = ckpt
+    else {
+        panic!("not ckptmgr")
+    };
+    assert_eq!(
+        (ids.topology_name.as_str(), ids.topology_id.as_str()),
+        ("T", "T-1")
+    );
+    assert_eq!((ckptmgr_id.as_str(), port), ("ckptmgr-0", 7004));
+
+    let sm_ports = ContainerPorts::Stmgr {
+        data: 7101,
+        local_data: 7102,
+        ckptmgr: Some(7103),
+    };
+    let specs = container_processes(&executor_config(1), &plan(), sm_ports).unwrap();
+    let Role::Stmgr { ckptmgr_port, .. } = parse(&specs[0].args[1..]).unwrap() else {
+        panic!("not stmgr")
+    };
+    assert_eq!(ckptmgr_port, Some(7103));
+    let Role::Ckptmgr {
+        ckptmgr_id, port, ..
+    } = parse(&specs[1].args[1..]).unwrap()
+    else {
+        panic!("not ckptmgr")
+    };
+    assert_eq!((ckptmgr_id.as_str(), port), ("ckptmgr-1", 7103));
+}
+
+#[test]
+fn the_checkpoint_managers_storage_comes_from_the_topology_config() {
+    let ids = || TopologyIds {
+        topology_name: "T".into(),
+        topology_id: "T-1".into(),
+    };
+    let home = Some(PathBuf::from("/home/u"));
+    let mut conf = heron_api::Config::new();
+    let c = ckptmgr_config(ids(), "ckptmgr-1".into(), 9, &conf, home.clone()).unwrap();
+    assert_eq!(c.root, PathBuf::from("/home/u/.herondata/checkpoints"));
+    assert_eq!((c.ckptmgr_id.as_str(), c.port), ("ckptmgr-1", 9));
+    conf.set("heron.statefulstorage.localfs.root.path", "/data/ckpt");
+    let c = ckptmgr_config(ids(), "ckptmgr-1".into(), 9, &conf, None).unwrap();
+    assert_eq!(c.root, PathBuf::from("/data/ckpt"));
+    conf.set(
+        "heron.statefulstorage.classname",
+        "org.apache.heron.statefulstorage.hdfs.HDFSStorage",
+    );
+    let e = ckptmgr_config(ids(), "ckptmgr-1".into(), 9, &conf, home).unwrap_err();
+    assert!(matches!(e, RoleError::Ckptmgr(_)));
+    assert!(e.to_string().contains("HDFSStorage"), "{e}");
 }
 
 #[test]

@@ -10,11 +10,12 @@ mod signals;
 mod supervise;
 mod supervisor;
 
-pub use plan::{container_processes, free_ports, ContainerPorts, ProcessSpec};
+pub use plan::{container_processes, free_ports, is_effectively_once, ContainerPorts, ProcessSpec};
 pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};
 
 use crate::SchedulerError;
+use heron_proto::api::Topology;
 use heron_proto::system::PackingPlan;
 use heron_proto::Message;
 use heron_statemgr::{
@@ -65,11 +66,11 @@ pub fn run(cfg: ExecutorConfig) -> Result<(), SchedulerError> {
         cfg.working_dir.display()
     );
     let state = cfg.state_manager.open()?;
-    let Some(mut plan) = read_plan(&cfg, &*state, stop)? else {
+    let Some((topology, mut plan)) = read_plan(&cfg, &*state, stop)? else {
         tracing::info!("stopped before the packing plan was read");
         return Ok(());
     };
-    let ports = ContainerPorts::pick(cfg.shard)?;
+    let ports = ContainerPorts::pick(cfg.shard, is_effectively_once(&topology))?;
     // Containers >= 1 follow the packing plan (`heron update`); the tmaster's container does
     // not depend on it (the tmaster restarts itself on a change).
     let watch = if cfg.shard > 0 {
@@ -149,13 +150,14 @@ fn changed_plan(watch: &NodeWatch, current: &[u8]) -> Option<PackingPlan> {
     }
 }
 
-/// Reads the packing plan, retrying for a while: `submit` writes it before it starts the
-/// executors, but a slow disk or a restarted executor may race. `None` if stopped meanwhile.
+/// Reads the topology and its packing plan, retrying for a while: `submit` writes them before
+/// it starts the executors, but a slow disk or a restarted executor may race. `None` if
+/// stopped meanwhile.
 fn read_plan(
     cfg: &ExecutorConfig,
     state: &dyn StateManager,
     stop: &AtomicBool,
-) -> Result<Option<PackingPlan>, SchedulerError> {
+) -> Result<Option<(Topology, PackingPlan)>, SchedulerError> {
     let deadline = Instant::now() + PLAN_WAIT;
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -164,7 +166,7 @@ fn read_plan(
         let topology = state.get_topology(&cfg.topology_name);
         let plan = state.get_packing_plan(&cfg.topology_name);
         let last_problem = match (topology, plan) {
-            (Ok(Some(t)), Ok(Some(p))) if t.id == cfg.topology_id => return Ok(Some(p)),
+            (Ok(Some(t)), Ok(Some(p))) if t.id == cfg.topology_id => return Ok(Some((t, p))),
             (Ok(Some(t)), Ok(Some(_))) => {
                 return Err(SchedulerError::Executor(format!(
                     "the state at {} holds topology id {}, not {}: this executor belongs to \

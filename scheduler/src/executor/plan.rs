@@ -1,10 +1,24 @@
 //! What a container runs: its processes' names and command lines, from the packing plan and
-//! the ports the executor picked (flags as in `docs/internals.md`).
+//! the ports the executor picked (flags as in `docs/internals.md`). `EFFECTIVELY_ONCE`
+//! topologies also run a checkpoint manager `ckptmgr-<shard>` in every container.
 
 use super::ExecutorConfig;
 use crate::SchedulerError;
+use heron_proto::api;
 use heron_proto::system::PackingPlan;
 use std::net::TcpListener;
+
+/// `true` when the topology's `topology.reliability.mode` is `EFFECTIVELY_ONCE`: its
+/// containers then run a checkpoint manager each.
+pub fn is_effectively_once(topology: &api::Topology) -> bool {
+    topology
+        .topology_config
+        .iter()
+        .flat_map(|c| &c.kvs)
+        .any(|kv| {
+            kv.key == "topology.reliability.mode" && kv.value.as_deref() == Some("EFFECTIVELY_ONCE")
+        })
+}
 
 /// One process of the container: its name (log file `log-files/<name>.log`) and the
 /// arguments that follow the binary.
@@ -27,6 +41,8 @@ pub enum ContainerPorts {
         controller: u16,
         /// Stats HTTP.
         stats: u16,
+        /// The checkpoint manager (`EFFECTIVELY_ONCE` only).
+        ckptmgr: Option<u16>,
     },
     /// Shards >= 1.
     Stmgr {
@@ -34,25 +50,40 @@ pub enum ContainerPorts {
         data: u16,
         /// Server for the container's instances.
         local_data: u16,
+        /// The checkpoint manager (`EFFECTIVELY_ONCE` only).
+        ckptmgr: Option<u16>,
     },
 }
 
 impl ContainerPorts {
-    /// Picks free ports for `shard`'s daemons.
-    pub fn pick(shard: i32) -> Result<ContainerPorts, SchedulerError> {
+    /// Picks free ports for `shard`'s daemons, with one for a checkpoint manager when
+    /// `effectively_once`.
+    pub fn pick(shard: i32, effectively_once: bool) -> Result<ContainerPorts, SchedulerError> {
+        let daemons = if shard == 0 { 3 } else { 2 };
+        let p = free_ports(daemons + usize::from(effectively_once))?;
+        let ckptmgr = effectively_once.then(|| p[daemons]);
         if shard == 0 {
-            let p = free_ports(3)?;
             Ok(ContainerPorts::Tmaster {
                 server: p[0],
                 controller: p[1],
                 stats: p[2],
+                ckptmgr,
             })
         } else {
-            let p = free_ports(2)?;
             Ok(ContainerPorts::Stmgr {
                 data: p[0],
                 local_data: p[1],
+                ckptmgr,
             })
+        }
+    }
+
+    /// The checkpoint manager's port, if the container runs one.
+    pub fn ckptmgr(&self) -> Option<u16> {
+        match *self {
+            ContainerPorts::Tmaster { ckptmgr, .. } | ContainerPorts::Stmgr { ckptmgr, .. } => {
+                ckptmgr
+            }
         }
     }
 }
@@ -71,7 +102,9 @@ pub fn free_ports(n: usize) -> Result<Vec<u16>, SchedulerError> {
 }
 
 /// The processes of the executor's container: the tmaster for shard 0; for shard N the
-/// stream manager `stmgr-N` and then one instance per instance plan of container N.
+/// stream manager `stmgr-N` and then one instance per instance plan of container N. When the
+/// ports hold a checkpoint manager port, `ckptmgr-<shard>` follows the tmaster or stream
+/// manager, which get `--ckptmgr-port`.
 pub fn container_processes(
     cfg: &ExecutorConfig,
     plan: &PackingPlan,
@@ -93,6 +126,25 @@ pub fn container_processes(
         args
     };
     let state_manager = cfg.state_manager.to_string();
+    let ckptmgr_flag = |args: &mut Vec<String>| {
+        if let Some(port) = ports.ckptmgr() {
+            args.extend(["--ckptmgr-port".into(), port.to_string()]);
+        }
+    };
+    let ckptmgr = ports.ckptmgr().map(|port| {
+        let name = format!("ckptmgr-{}", cfg.shard);
+        let mut args = base("ckptmgr");
+        args.extend([
+            "--ckptmgr-id".into(),
+            name.clone(),
+            "--port".into(),
+            port.to_string(),
+        ]);
+        ProcessSpec {
+            name,
+            args: finish(args),
+        }
+    });
     match (cfg.shard, ports) {
         (
             0,
@@ -100,6 +152,7 @@ pub fn container_processes(
                 server,
                 controller,
                 stats,
+                ..
             },
         ) => {
             let mut args = base("tmaster");
@@ -115,12 +168,19 @@ pub fn container_processes(
                 "--stats-port".into(),
                 stats.to_string(),
             ]);
-            Ok(vec![ProcessSpec {
+            ckptmgr_flag(&mut args);
+            let tmaster = ProcessSpec {
                 name: "tmaster".into(),
                 args: finish(args),
-            }])
+            };
+            Ok(std::iter::once(tmaster).chain(ckptmgr).collect())
         }
-        (shard, ContainerPorts::Stmgr { data, local_data }) if shard > 0 => {
+        (
+            shard,
+            ContainerPorts::Stmgr {
+                data, local_data, ..
+            },
+        ) if shard > 0 => {
             let container = plan
                 .container_plans
                 .iter()
@@ -155,10 +215,12 @@ pub fn container_processes(
                 "--instance-ids".into(),
                 ids.join(","),
             ]);
+            ckptmgr_flag(&mut stmgr);
             let mut specs = vec![ProcessSpec {
                 name: stmgr_id.clone(),
                 args: finish(stmgr),
             }];
+            specs.extend(ckptmgr);
             for (inst, id) in instances.iter().zip(ids) {
                 let mut args = base("instance");
                 args.extend([
