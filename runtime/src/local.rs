@@ -229,6 +229,7 @@ mod tests {
                 // latencies are the slowest task's, not sums
                 complete_latency_p50_us: 1200,
                 complete_latency_p99_us: 3000,
+                restores: 0,
             }
         );
         assert_eq!(
