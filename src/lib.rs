@@ -61,4 +61,6 @@ pub use heron_runtime::{
     cli_main, ctrl_c_flag, run_role_if_requested, Counters, LaunchError, LocalTopology,
     StartupFailure, SubmitRequest, Submitted,
 };
+/// Replayable sources for `EFFECTIVELY_ONCE` topologies ([`heron_sources`]).
+pub use heron_sources as sources;
 pub use tracker::start_tracker_for;

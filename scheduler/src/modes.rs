@@ -1,5 +1,5 @@
-//! Submit refuses topologies that ask for a mode heron-rs does not run, so a user never gets
-//! weaker guarantees than the ones they configured.
+//! Submit refuses topologies that ask for a mode or option heron-rs does not run, so a user
+//! never gets weaker guarantees than the ones they configured.
 
 use crate::SchedulerError;
 use heron_proto::api;
@@ -7,23 +7,50 @@ use heron_proto::api;
 /// The config key that picks the reliability mode.
 const RELIABILITY_MODE: &str = "topology.reliability.mode";
 
-/// Checks the topology's configured modes. `EFFECTIVELY_ONCE` is refused until the
-/// checkpoint machinery runs it: accepting it would silently run the topology at most once.
-pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
-    let mode = topology
+/// Seconds between checkpoints.
+const INTERVAL: &str = "topology.stateful.checkpoint.interval.seconds";
+/// The checkpoint storage.
+const STORAGE_CLASS: &str = "heron.statefulstorage.classname";
+/// The one storage heron-rs has.
+const LOCAL_FS_STORAGE: &str = "org.apache.heron.statefulstorage.localfs.LocalFileSystemStorage";
+
+/// The last value of `key` in the topology config.
+fn config<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
+    topology
         .topology_config
         .iter()
         .flat_map(|c| &c.kvs)
-        .find(|kv| kv.key == RELIABILITY_MODE)
-        .and_then(|kv| kv.value.as_deref());
-    match mode {
+        .filter(|kv| kv.key == key)
+        .filter_map(|kv| kv.value.as_deref())
+        .next_back()
+}
+
+/// Checks the topology's configured modes: a known reliability mode and, for
+/// `EFFECTIVELY_ONCE`, a whole positive checkpoint interval and a storage heron-rs has.
+pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
+    let refuse = |reason: String| SchedulerError::Unsupported {
+        name: topology.name.clone(),
+        reason,
+    };
+    match config(topology, RELIABILITY_MODE) {
         None | Some("ATMOST_ONCE") | Some("ATLEAST_ONCE") => Ok(()),
-        Some("EFFECTIVELY_ONCE") => Err(SchedulerError::Unsupported {
-            name: topology.name.clone(),
-            reason: "topology.reliability.mode EFFECTIVELY_ONCE needs stateful checkpoints, \
-                     which this heron-rs build does not run yet; use ATLEAST_ONCE or ATMOST_ONCE"
-                .to_string(),
-        }),
+        Some("EFFECTIVELY_ONCE") => {
+            if let Some(v) = config(topology, INTERVAL) {
+                if !v.trim().parse::<u64>().is_ok_and(|n| n > 0) {
+                    return Err(refuse(format!(
+                        "{INTERVAL} must be a whole number of seconds above 0, not {v:?}"
+                    )));
+                }
+            }
+            match config(topology, STORAGE_CLASS) {
+                None => Ok(()),
+                Some(c) if c == LOCAL_FS_STORAGE => Ok(()),
+                Some(c) => Err(refuse(format!(
+                    "{STORAGE_CLASS} {c:?} is not available; heron-rs stores checkpoints with \
+                     {LOCAL_FS_STORAGE} only"
+                ))),
+            }
+        }
         Some(other) => Err(SchedulerError::Unsupported {
             name: topology.name.clone(),
             reason: format!(
@@ -61,15 +88,37 @@ mod tests {
         }
     }
 
+    fn with(mut t: api::Topology, key: &str, value: &str) -> api::Topology {
+        t.topology_config
+            .as_mut()
+            .unwrap()
+            .kvs
+            .push(api::config::KeyValue {
+                key: key.to_string(),
+                value: Some(value.to_string()),
+                ..Default::default()
+            });
+        t
+    }
+
     #[test]
-    fn effectively_once_and_unknown_modes_are_refused_with_the_reason() {
-        let e = check_supported(&topology(Some("EFFECTIVELY_ONCE"))).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("EFFECTIVELY_ONCE needs stateful checkpoints"),
-            "{e}"
-        );
+    fn unknown_modes_are_refused_with_the_reason() {
         let e = check_supported(&topology(Some("SOMETIMES"))).unwrap_err();
         assert!(e.to_string().contains("\"SOMETIMES\""), "{e}");
+    }
+
+    #[test]
+    fn effectively_once_needs_a_whole_interval_and_the_local_storage() {
+        let eo = topology(Some("EFFECTIVELY_ONCE"));
+        check_supported(&eo).unwrap();
+        check_supported(&with(eo.clone(), INTERVAL, "10")).unwrap();
+        check_supported(&with(eo.clone(), STORAGE_CLASS, LOCAL_FS_STORAGE)).unwrap();
+        for bad in ["0", "-1", "1.5", "soon"] {
+            let e = check_supported(&with(eo.clone(), INTERVAL, bad)).unwrap_err();
+            assert!(e.to_string().contains(INTERVAL), "{e}");
+        }
+        let hdfs = "org.apache.heron.statefulstorage.hdfs.HDFSStorage";
+        let e = check_supported(&with(eo, STORAGE_CLASS, hdfs)).unwrap_err();
+        assert!(e.to_string().contains("HDFSStorage"), "{e}");
     }
 }

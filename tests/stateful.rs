@@ -1,0 +1,179 @@
+//! Effectively once end to end: `stateful_word_count` (EFFECTIVELY_ONCE, 2 containers,
+//! parallelism 2, a checkpoint every second) counts the words of a generated file while a
+//! random role process (tmaster, stream manager, checkpoint manager or instance) is killed
+//! with SIGKILL every few seconds. The counts it writes must equal the exact counts, however
+//! many restores that took.
+//!
+//! `HERONRS_EO_LINES`, `HERONRS_EO_RATE` and `HERONRS_EO_KILL_EVERY_MS` size a longer run
+//! (defaults: 40 000 lines at 4 000 lines/s, a kill every 3 s).
+
+mod support;
+
+use rand::{RngExt, SeedableRng};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{fresh_example, role_pids, TestEnv};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const ROLES: [&str; 4] = ["tmaster", "stmgr", "ckptmgr", "instance"];
+
+fn env_or(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Writes `lines` sentences of 8 words from a 200-word vocabulary; returns the exact counts.
+fn generate(path: &Path, lines: u64, seed: u64) -> BTreeMap<String, i64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let vocab: Vec<String> = (0..200).map(|i| format!("w{i:03}")).collect();
+    let mut counts = BTreeMap::new();
+    let mut text = String::new();
+    for _ in 0..lines {
+        for k in 0..8 {
+            let w = &vocab[rng.random_range(0..vocab.len())];
+            *counts.entry(w.clone()).or_insert(0) += 1;
+            if k > 0 {
+                text.push(' ');
+            }
+            text.push_str(w);
+        }
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+    counts
+}
+
+fn read_counts(path: &Path) -> BTreeMap<String, i64> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("reading the output {}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let (w, c) = l.split_once('\t').expect("word<TAB>count");
+            (w.to_string(), c.parse().expect("a count"))
+        })
+        .collect()
+}
+
+/// Kills a random role process every `every` until `stop`; returns the kills per role.
+fn killer(
+    env: &TestEnv,
+    every: Duration,
+    stop: &AtomicBool,
+    seed: u64,
+) -> BTreeMap<&'static str, u32> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut kills = BTreeMap::new();
+    let mut next = Instant::now() + every;
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(50));
+        if Instant::now() < next {
+            continue;
+        }
+        next = Instant::now() + every;
+        let role = ROLES[rng.random_range(0..ROLES.len())];
+        let pids = role_pids(env, role);
+        if pids.is_empty() {
+            continue; // between a kill and its restart
+        }
+        let pid = pids[rng.random_range(0..pids.len())];
+        // SAFETY: kill(2) with a pid we read from /proc; at worst it is already gone
+        if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
+            *kills.entry(role).or_insert(0) += 1;
+        }
+    }
+    kills
+}
+
+#[test]
+fn exact_counts_while_random_processes_are_killed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lines = env_or("HERONRS_EO_LINES", 40_000);
+    let rate = env_or("HERONRS_EO_RATE", 4_000);
+    let every = Duration::from_millis(env_or("HERONRS_EO_KILL_EVERY_MS", 3_000));
+    let seed = env_or("HERONRS_EO_SEED", 7);
+    let env = TestEnv::new();
+    let dir = env.home().join("eo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("input.txt"), dir.join("counts.tsv"));
+    let expected = generate(&input, lines, seed);
+    let bin = fresh_example("stateful_word_count");
+    let started = Instant::now();
+    let mut child = Command::new(&bin)
+        .args(["--input".as_ref(), input.as_os_str()])
+        .args(["--output".as_ref(), output.as_os_str()])
+        .args(["--checkpoint-interval", "1s", "--containers", "2"])
+        .args(["--parallelism", "2", "--timeout", "10m"])
+        .args(["--max-lines-per-sec", &rate.to_string()])
+        .arg("--checkpoint-root")
+        .arg(dir.join("checkpoints"))
+        .env("HOME", env.home())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start stateful_word_count");
+    let stop = Arc::new(AtomicBool::new(false));
+    let kills = std::thread::scope(|s| {
+        let k = s.spawn(|| killer(&env, every, &stop, seed));
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        stop.store(true, Ordering::SeqCst);
+        let kills = k.join().unwrap();
+        let mut out = String::new();
+        let mut err = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let last = out.lines().last().unwrap_or_default().to_string();
+        println!("{out}");
+        if !status.is_some_and(|s| s.success()) {
+            env.dump_logs("StatefulWordCount");
+            panic!("stateful_word_count did not finish ({status:?}):\n{out}\n{err}");
+        }
+        println!(
+            "{lines} lines in {:.1}s, kills {kills:?}; {last}",
+            started.elapsed().as_secs_f64()
+        );
+        kills
+    });
+    let got = read_counts(&output);
+    let diff: Vec<_> = expected
+        .iter()
+        .filter(|(w, c)| got.get(*w) != Some(c))
+        .take(5)
+        .collect();
+    assert!(
+        got == expected,
+        "counts differ (kills {kills:?}): e.g. expected {diff:?}, got {:?}",
+        diff.iter().map(|(w, _)| got.get(*w)).collect::<Vec<_>>()
+    );
+    assert!(
+        kills.values().sum::<u32>() >= 2,
+        "the run was too short to kill anything: {kills:?}"
+    );
+}
