@@ -365,7 +365,7 @@ fn drive() -> Result<(), String> {
             let c = topology.counters();
             println!(
                 "[{:>4.0}s] words counted in the last consistent checkpoint {counted}/{total} \
-                 (checkpoint {}), tuples emitted {} (replays included), restores {}",
+                 (checkpoint {}), tuples emitted {} (replays included), restores seen by the oldest task {}",
                 start.elapsed().as_secs_f64(),
                 if id.is_empty() { "none yet" } else { &id },
                 c.emitted,
@@ -383,7 +383,7 @@ fn drive() -> Result<(), String> {
     topology.kill().map_err(|e| format!("kill failed: {e}"))?;
     println!(
         "done in {:.1}s: checkpoint {id} holds all {total} words ({} distinct), written to {}; \
-         {restores} restores; topology killed",
+         {restores} restores seen by the oldest task; topology killed",
         start.elapsed().as_secs_f64(),
         counts.len(),
         o.output.display()

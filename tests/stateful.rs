@@ -9,6 +9,7 @@
 
 mod support;
 
+use heron_statemgr::StateManagerExt;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -92,6 +93,18 @@ fn killer(
     kills
 }
 
+/// Restores the tmasters of the run started (their log survives their restarts).
+fn restores_started(env: &TestEnv) -> usize {
+    let Some(dir) = env.working_dir("StatefulWordCount") else {
+        return 0;
+    };
+    std::fs::read_to_string(dir.join("log-files/tmaster.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("restoring the topology checkpoint="))
+        .count()
+}
+
 #[test]
 fn exact_counts_while_random_processes_are_killed() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -155,8 +168,9 @@ fn exact_counts_while_random_processes_are_killed() {
             env.dump_logs("StatefulWordCount");
             panic!("stateful_word_count did not finish ({status:?}):\n{out}\n{err}");
         }
+        let restores = restores_started(&env);
         println!(
-            "{lines} lines in {:.1}s, kills {kills:?}; {last}",
+            "{lines} lines in {:.1}s, kills {kills:?}, restores {restores}; {last}",
             started.elapsed().as_secs_f64()
         );
         kills
@@ -176,4 +190,109 @@ fn exact_counts_while_random_processes_are_killed() {
         kills.values().sum::<u32>() >= 2,
         "the run was too short to kill anything: {kills:?}"
     );
+}
+
+/// The consistent checkpoint ids recorded for the run, newest first.
+fn consistent(env: &TestEnv) -> Vec<String> {
+    let state = heron_statemgr::LocalFsStateManager::new(env.state_root());
+    let list: Option<heron_proto::ckptmgr::StatefulConsistentCheckpoints> = state
+        .get_proto(
+            heron_statemgr::StateDir::StatefulCheckpoints,
+            "StatefulWordCount",
+        )
+        .ok()
+        .flatten();
+    list.into_iter()
+        .flat_map(|l| l.consistent_checkpoints)
+        .map(|c| c.checkpoint_id)
+        .filter(|id| !id.is_empty())
+        .collect()
+}
+
+/// A checkpoint whose files were damaged is refused by the checkpoint manager when the
+/// topology rolls back to it; the tmaster falls back to the previous one and the counts still
+/// come out exact.
+#[test]
+fn a_corrupt_newest_checkpoint_falls_back_to_the_previous_one() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let dir = env.home().join("eo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output, root) = (
+        dir.join("input.txt"),
+        dir.join("counts.tsv"),
+        dir.join("checkpoints"),
+    );
+    let expected = generate(&input, 30_000, 3);
+    let mut child = Command::new(fresh_example("stateful_word_count"))
+        .args(["--input".as_ref(), input.as_os_str()])
+        .args(["--output".as_ref(), output.as_os_str()])
+        .args(["--checkpoint-interval", "3s", "--timeout", "5m"])
+        .args(["--max-lines-per-sec", "1500"])
+        .arg("--checkpoint-root")
+        .arg(&root)
+        .env("HOME", env.home())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start stateful_word_count");
+    // two consistent checkpoints, then damage every file of the newest as soon as it appears
+    let before = support::wait_for(
+        Duration::from_secs(120),
+        "two consistent checkpoints",
+        || {
+            let c = consistent(&env);
+            (c.len() >= 2).then_some(c)
+        },
+    );
+    let newest = support::wait_for(
+        Duration::from_secs(30),
+        "a newer consistent checkpoint",
+        || {
+            let c = consistent(&env);
+            c.first().filter(|n| **n != before[0]).cloned()
+        },
+    );
+    let ckpt_dir = root.join("StatefulWordCount").join(&newest);
+    let mut damaged = 0;
+    for component in std::fs::read_dir(&ckpt_dir).unwrap().flatten() {
+        for task in std::fs::read_dir(component.path()).unwrap().flatten() {
+            let bytes = std::fs::read(task.path()).unwrap();
+            std::fs::write(task.path(), &bytes[..bytes.len() / 2]).unwrap();
+            damaged += 1;
+        }
+    }
+    assert!(
+        damaged >= 6,
+        "every task's file of {newest} damaged, found {damaged}"
+    );
+    let count = support::component_pids(&env, "count");
+    // SAFETY: kill(2) on a pid read from /proc
+    assert_eq!(unsafe { libc::kill(count[0], libc::SIGKILL) }, 0);
+    let status = support::wait_for(
+        Duration::from_secs(240),
+        "stateful_word_count to finish",
+        || child.try_wait().unwrap(),
+    );
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let log = env
+        .working_dir("StatefulWordCount")
+        .map(|d| std::fs::read_to_string(d.join("log-files/tmaster.log")).unwrap_or_default())
+        .unwrap_or_default();
+    if !status.success() {
+        env.dump_logs("StatefulWordCount");
+        panic!("stateful_word_count failed: {status:?}\n{err}");
+    }
+    assert!(
+        log.lines()
+            .any(|l| l.contains("restore failed") && l.contains(&newest)),
+        "the tmaster never saw the restore of {newest} fail"
+    );
+    assert_eq!(read_counts(&output), expected, "counts after the fallback");
 }

@@ -434,6 +434,7 @@ fn frame<M: Message + Name>(reqid: &ReqId, msg: &M) -> Bytes {
 }
 
 mod stateful;
+pub use stateful::{CONSISTENT_METRIC, RESTORES_METRIC, TMASTER_COMPONENT};
 
 #[cfg(test)]
 mod tests;

@@ -72,6 +72,9 @@ impl Cluster {
             scheduler: s
                 .get_proto::<SchedulerLocation>(StateDir::Schedulers, name)
                 .map_err(err)?,
+            checkpoints: s
+                .get_proto(StateDir::StatefulCheckpoints, name)
+                .map_err(err)?,
         }))
     }
 

@@ -212,6 +212,8 @@ pub struct TopologyInfo {
     pub tmanager: Option<TManagerLocation>,
     /// `schedulers/<name>`.
     pub scheduler: Option<SchedulerLocation>,
+    /// `statefulcheckpoints/<name>` (`EFFECTIVELY_ONCE` topologies).
+    pub checkpoints: Option<heron_proto::ckptmgr::StatefulConsistentCheckpoints>,
 }
 
 impl TopologyInfo {

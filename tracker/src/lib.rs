@@ -13,6 +13,7 @@
 //! cluster, topology or component) or 503 (the tmaster cannot be reached).
 
 mod backpressure;
+mod checkpoints;
 mod clusters;
 mod error;
 pub mod json;
@@ -74,6 +75,7 @@ pub fn router(clusters: Vec<Cluster>) -> Router {
             get(metrics_routes::exception_summary),
         )
         .route("/topologies/backpressure", get(backpressure::backpressure))
+        .route("/topologies/checkpoints", get(checkpoints::checkpoints))
         .route("/metrics", get(prometheus::metrics))
         .merge(ui::routes())
         .fallback(routes::not_found)

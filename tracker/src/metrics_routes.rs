@@ -30,6 +30,7 @@ fn component(f: &Found, params: &Params) -> Result<String, ApiError> {
     let c = params.required("component")?;
     let t = f.info.topology.as_ref().expect("read only with a topology");
     let known = c == STMGR_COMPONENT
+        || c == crate::checkpoints::TMASTER_COMPONENT
         || t.spouts.iter().any(|s| s.comp.name == c)
         || t.bolts.iter().any(|b| b.comp.name == c);
     if !known {

@@ -16,6 +16,8 @@ pub struct Line {
     pub role: String,
     /// Environ.
     pub environ: String,
+    /// `ATMOST_ONCE`, `ATLEAST_ONCE` or `EFFECTIVELY_ONCE`.
+    pub mode: String,
 }
 
 /// The state of a topology as `heron list` shows it.
@@ -29,6 +31,17 @@ pub fn state_of(has_tmaster: bool, pplan_state: Option<i32>) -> &'static str {
             _ => "running",
         },
     }
+}
+
+/// The topology's `topology.reliability.mode` (Heron's default `ATMOST_ONCE` when unset).
+pub fn reliability_mode(t: &heron_proto::api::Topology) -> String {
+    t.topology_config
+        .iter()
+        .flat_map(|c| &c.kvs)
+        .filter(|kv| kv.key == "topology.reliability.mode")
+        .filter_map(|kv| kv.value.clone())
+        .next_back()
+        .unwrap_or_else(|| "ATMOST_ONCE".to_string())
 }
 
 pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
@@ -45,6 +58,12 @@ pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
         let exec = state.get_execution_state(&name).ok().flatten();
         let pplan = state.get_physical_plan(&name).ok().flatten();
         let tmaster = state.get_tmanager_location(&name).ok().flatten();
+        let mode = state
+            .get_topology(&name)
+            .ok()
+            .flatten()
+            .map(|t| reliability_mode(&t))
+            .unwrap_or_else(|| "?".into());
         let (role, environ) = exec
             .map(|e| (e.role, e.environ))
             .unwrap_or_else(|| ("?".into(), "?".into()));
@@ -53,6 +72,7 @@ pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
             name,
             role,
             environ,
+            mode,
         });
     }
     if lines.is_empty() {
@@ -63,11 +83,14 @@ pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let w = lines.iter().map(|l| l.name.len()).max().unwrap_or(0).max(8);
-    println!("{:w$}  {:10}  {:12}  ENVIRON", "TOPOLOGY", "STATE", "ROLE");
+    println!(
+        "{:w$}  {:10}  {:16}  {:12}  ENVIRON",
+        "TOPOLOGY", "STATE", "MODE", "ROLE"
+    );
     for l in &lines {
         println!(
-            "{:w$}  {:10}  {:12}  {}",
-            l.name, l.state, l.role, l.environ
+            "{:w$}  {:10}  {:16}  {:12}  {}",
+            l.name, l.state, l.mode, l.role, l.environ
         );
     }
     println!(

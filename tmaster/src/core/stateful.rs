@@ -10,9 +10,17 @@ use heron_proto::ckptmgr::{
     StartStmgrStatefulProcessing, StatefulConsistentCheckpointSaved,
 };
 use heron_proto::system::StatusCode;
+use heron_proto::tmanager::{MetricDatum, PublishMetrics};
 use heron_proto::ReqId;
 use std::time::Instant;
 use tracing::{info, warn};
+
+/// The component name of the tmaster's own metrics.
+pub const TMASTER_COMPONENT: &str = "__tmaster__";
+/// Restores started since the tmaster started.
+pub const RESTORES_METRIC: &str = "__stateful_restores";
+/// Globally consistent checkpoints kept.
+pub const CONSISTENT_METRIC: &str = "__stateful_consistent_checkpoints";
 
 /// A stateful-processing message from a stream manager.
 #[derive(Debug)]
@@ -107,7 +115,44 @@ impl Core {
         self.carry_out_stateful(out);
     }
 
+    /// Publishes the checkpoint counters as the tmaster's own metrics (component
+    /// [`TMASTER_COMPONENT`]), for the tracker.
+    fn publish_stateful_metrics(&mut self) {
+        let Some(c) = self.stateful.as_ref() else {
+            return;
+        };
+        let consistent = c
+            .history()
+            .consistent_checkpoints
+            .iter()
+            .filter(|k| !k.checkpoint_id.is_empty())
+            .count();
+        let datum = |name: &str, value: String| MetricDatum {
+            component_name: TMASTER_COMPONENT.to_string(),
+            instance_id: "tmaster".to_string(),
+            name: name.to_string(),
+            value,
+            timestamp: crate::metrics::now_secs(),
+        };
+        let metrics = vec![
+            datum(RESTORES_METRIC, c.restores().to_string()),
+            datum(CONSISTENT_METRIC, consistent.to_string()),
+        ];
+        self.metrics.publish(PublishMetrics {
+            metrics,
+            exceptions: Vec::new(),
+        });
+    }
+
     fn carry_out_stateful(&mut self, out: Vec<StatefulAction>) {
+        if out.iter().any(|a| {
+            matches!(
+                a,
+                StatefulAction::Restore { .. } | StatefulAction::WriteCheckpoints(_)
+            )
+        }) {
+            self.publish_stateful_metrics();
+        }
         for action in out {
             match action {
                 StatefulAction::StartCheckpoint { checkpoint_id } => {
