@@ -44,6 +44,10 @@ pub enum Reliability {
     AtMost,
     /// ATLEAST_ONCE: XOR acking; latency is the complete latency, measured at the spout.
     AtLeast,
+    /// EFFECTIVELY_ONCE: checkpoints every `--checkpoint-interval`, no acking; latency is
+    /// end to end, measured at the final bolt. The spout's position and the word counts
+    /// are the checkpointed state.
+    Effectively,
 }
 
 impl Reliability {
@@ -52,6 +56,7 @@ impl Reliability {
         match self {
             Reliability::AtMost => "atmost",
             Reliability::AtLeast => "atleast",
+            Reliability::Effectively => "effectively",
         }
     }
 }
@@ -82,12 +87,16 @@ pub struct Options {
     pub vocabulary: usize,
     pub json: bool,
     pub peer: Option<Peer>,
+    /// `topology.stateful.checkpoint.interval.seconds` with `--reliability effectively`.
+    pub checkpoint_interval: Duration,
 }
 
 /// The usage text (`--help`).
 pub const USAGE: &str = "\
 usage: bench --topology const-null|const-id-null|word-count [options]
-  --reliability atmost|atleast   delivery guarantee (default atmost)
+  --reliability atmost|atleast|effectively
+                                 delivery guarantee (default atmost)
+  --checkpoint-interval 10s      seconds between checkpoints with effectively (default 10s)
   --duration 20s                 whole run, warm-up included (default 20s)
   --warmup 3s                    not measured (default 3s, at most half the duration)
   --containers N                 stream managers (default 2)
@@ -116,6 +125,7 @@ impl Options {
             vocabulary: crate::common::sentences::WORDS.len(),
             json: false,
             peer: None,
+            checkpoint_interval: Duration::from_secs(10),
         };
         let mut warmup_given = false;
         let mut it = args.iter();
@@ -137,9 +147,10 @@ impl Options {
                     o.reliability = match value()?.as_str() {
                         "atmost" => Reliability::AtMost,
                         "atleast" => Reliability::AtLeast,
+                        "effectively" => Reliability::Effectively,
                         r => {
                             return Err(format!(
-                                "--reliability must be atmost or atleast, not {r:?}"
+                                "--reliability must be atmost, atleast or effectively, not {r:?}"
                             ))
                         }
                     }
@@ -157,6 +168,14 @@ impl Options {
                 "--rate" => o.rate = Some(positive(name, &value()?)?),
                 "--max-spout-pending" => o.max_spout_pending = Some(positive(name, &value()?)?),
                 "--vocabulary" => o.vocabulary = positive(name, &value()?)? as usize,
+                "--checkpoint-interval" => {
+                    let d = parse_duration(&value()?)
+                        .map_err(|e| format!("--checkpoint-interval: {e}"))?;
+                    if d.subsec_nanos() != 0 {
+                        return Err("--checkpoint-interval must be whole seconds".to_string());
+                    }
+                    o.checkpoint_interval = d;
+                }
                 "--json" if inline.is_none() => o.json = true,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {
@@ -192,8 +211,18 @@ impl Options {
     pub fn config(&self) -> heron::Config {
         let mut c = heron::Config::new();
         c.set(heron::Config::TOPOLOGY_STMGRS, self.containers.to_string());
-        if self.reliability == Reliability::AtLeast {
-            c.set(heron::Config::TOPOLOGY_RELIABILITY_MODE, "ATLEAST_ONCE");
+        match self.reliability {
+            Reliability::AtLeast => {
+                c.set(heron::Config::TOPOLOGY_RELIABILITY_MODE, "ATLEAST_ONCE");
+            }
+            Reliability::Effectively => {
+                c.set(heron::Config::TOPOLOGY_RELIABILITY_MODE, "EFFECTIVELY_ONCE");
+                c.set(
+                    "topology.stateful.checkpoint.interval.seconds",
+                    self.checkpoint_interval.as_secs().to_string(),
+                );
+            }
+            Reliability::AtMost => {}
         }
         if let Some(n) = self.max_spout_pending {
             c.set(heron::Config::TOPOLOGY_MAX_SPOUT_PENDING, n.to_string());

@@ -77,7 +77,7 @@ impl Measured {
     pub fn latency(&self, r: Reliability) -> Latency {
         match r {
             Reliability::AtLeast => self.complete,
-            Reliability::AtMost => self.end_to_end,
+            Reliability::AtMost | Reliability::Effectively => self.end_to_end,
         }
     }
 }

@@ -28,7 +28,7 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         "failed_steady": m.failed_steady,
         "latency_kind": match opts.reliability {
             Reliability::AtLeast => "complete",
-            Reliability::AtMost => "end-to-end",
+            Reliability::AtMost | Reliability::Effectively => "end-to-end",
         },
         "e2e_latency_p50_us": round(m.end_to_end.p50_us, 1),
         "e2e_latency_p99_us": round(m.end_to_end.p99_us, 1),
