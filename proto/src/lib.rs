@@ -64,3 +64,25 @@ pub fn status(code: system::StatusCode, message: impl Into<Option<String>>) -> s
 pub fn is_ok(status: &system::Status) -> bool {
     status.status == system::StatusCode::Ok as i32
 }
+
+/// The value of `key` in the topology's config: the last entry for it wins, as in Heron.
+///
+/// ```
+/// use heron_proto::api::{config::KeyValue, Config, Topology};
+/// let kv = |k: &str, v: &str| KeyValue { key: k.into(), value: Some(v.into()), ..Default::default() };
+/// let t = Topology {
+///     topology_config: Some(Config { kvs: vec![kv("a", "1"), kv("a", "2")] }),
+///     ..Default::default()
+/// };
+/// assert_eq!(heron_proto::config_value(&t, "a"), Some("2"));
+/// assert_eq!(heron_proto::config_value(&t, "b"), None);
+/// ```
+pub fn config_value<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
+    topology
+        .topology_config
+        .iter()
+        .flat_map(|c| &c.kvs)
+        .filter(|kv| kv.key == key)
+        .filter_map(|kv| kv.value.as_deref())
+        .next_back()
+}

@@ -16,13 +16,7 @@ const LOCAL_FS_STORAGE: &str = "org.apache.heron.statefulstorage.localfs.LocalFi
 
 /// The last value of `key` in the topology config.
 fn config<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
-    topology
-        .topology_config
-        .iter()
-        .flat_map(|c| &c.kvs)
-        .filter(|kv| kv.key == key)
-        .filter_map(|kv| kv.value.as_deref())
-        .next_back()
+    heron_proto::config_value(topology, key)
 }
 
 /// Checks the topology's configured modes: a known reliability mode and, for

@@ -47,6 +47,7 @@ mod pressure;
 mod stateful;
 pub use crate::config::CoreConfig;
 pub use parts::{Action, Bytes4, Counters};
+pub use stateful::StatefulCounters;
 
 /// The stream manager's state machine.
 #[derive(Debug)]

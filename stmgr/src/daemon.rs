@@ -188,6 +188,7 @@ fn sample_metrics(
         bytes_from_stmgrs: c.bytes.from_stmgrs,
         bytes_to_stmgrs: c.bytes.to_stmgrs,
         back_pressure,
+        stateful: core.stateful_counters(),
     };
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }

@@ -66,6 +66,9 @@ pub struct StmgrSample {
     pub bytes_to_stmgrs: u64,
     /// Time spent in back pressure.
     pub back_pressure: BackPressureMs,
+    /// `EFFECTIVELY_ONCE`: data tuples dropped during restores (Heron's
+    /// `__dropped_during_restore`), instance states saved and stored, restores, alignments.
+    pub stateful: crate::core::StatefulCounters,
 }
 
 /// Cumulative milliseconds of back pressure.
@@ -415,6 +418,14 @@ impl Publisher {
             ("__server/__bytes_to_stmgrs", s.bytes_to_stmgrs),
             (BACK_PRESSURE_METRIC, s.back_pressure.throttled),
             (BACK_PRESSURE_INITIATED, s.back_pressure.initiated),
+            (
+                "__dropped_during_restore",
+                s.stateful.dropped_during_restore,
+            ),
+            ("__stateful_states_saved", s.stateful.states_saved),
+            ("__stateful_states_stored", s.stateful.states_stored),
+            ("__stateful_restores", s.stateful.restores),
+            ("__stateful_alignments", s.stateful.alignments),
         ]
         .map(|(n, v)| (n.to_string(), v))
         .into_iter()

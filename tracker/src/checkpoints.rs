@@ -27,14 +27,7 @@ pub const CONSISTENT_METRIC: &str = "__stateful_consistent_checkpoints";
 pub async fn checkpoints(State(clusters): State<Clusters>, RawQuery(q): RawQuery) -> Answer {
     let f = topology(&clusters, &Params::parse(q.as_deref())?).await?;
     let t = f.info.topology.as_ref().expect("read only with a topology");
-    let config = |key: &str| {
-        t.topology_config
-            .iter()
-            .flat_map(|c| &c.kvs)
-            .filter(|kv| kv.key == key)
-            .filter_map(|kv| kv.value.clone())
-            .next_back()
-    };
+    let config = |key: &str| heron_proto::config_value(t, key).map(str::to_string);
     let mode = config("topology.reliability.mode").unwrap_or_else(|| "ATMOST_ONCE".into());
     let list: Vec<Value> = f
         .info

@@ -35,13 +35,9 @@ pub fn state_of(has_tmaster: bool, pplan_state: Option<i32>) -> &'static str {
 
 /// The topology's `topology.reliability.mode` (Heron's default `ATMOST_ONCE` when unset).
 pub fn reliability_mode(t: &heron_proto::api::Topology) -> String {
-    t.topology_config
-        .iter()
-        .flat_map(|c| &c.kvs)
-        .filter(|kv| kv.key == "topology.reliability.mode")
-        .filter_map(|kv| kv.value.clone())
-        .next_back()
-        .unwrap_or_else(|| "ATMOST_ONCE".to_string())
+    heron_proto::config_value(t, "topology.reliability.mode")
+        .unwrap_or("ATMOST_ONCE")
+        .to_string()
 }
 
 pub fn run(args: ClusterArgs) -> anyhow::Result<()> {

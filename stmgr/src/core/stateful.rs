@@ -78,14 +78,7 @@ impl StatefulPart {
 
 /// The topology config value of `key` in the plan (the last one set).
 fn config_value<'p>(pplan: &'p PhysicalPlan, key: &str) -> Option<&'p str> {
-    pplan
-        .topology
-        .topology_config
-        .iter()
-        .flat_map(|c| &c.kvs)
-        .filter(|kv| kv.key == key)
-        .filter_map(|kv| kv.value.as_deref())
-        .next_back()
+    heron_proto::config_value(&pplan.topology, key)
 }
 
 /// Whether the plan's topology runs `EFFECTIVELY_ONCE`.
