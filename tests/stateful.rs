@@ -263,14 +263,6 @@ fn a_corrupt_newest_checkpoint_falls_back_to_the_previous_one() {
             (c.len() >= 2).then_some(c)
         },
     );
-    let newest = support::wait_for(
-        Duration::from_secs(30),
-        "a newer consistent checkpoint",
-        || {
-            let c = consistent(&env);
-            c.first().filter(|n| **n != before[0]).cloned()
-        },
-    );
     // the tracker shows the history
     let tracker = support::local_tracker(&env);
     let path = "/topologies/checkpoints?cluster=local&environ=default&topology=StatefulWordCount";
@@ -285,6 +277,32 @@ fn a_corrupt_newest_checkpoint_falls_back_to_the_previous_one() {
         .unwrap_or_default();
     assert!(listed.len() >= 2, "{v}");
     assert!(v["restores"].as_u64().is_some_and(|r| r >= 1), "{v}");
+    // heronpy parses the checkpoint list (and the other nodes)
+    let check = Command::new(support::heron_python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_state.py"))
+        .arg(env.state_root())
+        .arg("StatefulWordCount")
+        .output()
+        .expect("run check_state.py");
+    assert!(
+        check.status.success(),
+        "heronpy could not parse our state: {}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let ids = summary["consistent_checkpoints"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(ids.iter().any(|i| *i == before[0]), "{summary}");
+    let newest = support::wait_for(
+        Duration::from_secs(30),
+        "a newer consistent checkpoint",
+        || {
+            let c = consistent(&env);
+            c.first().filter(|n| **n != before[0]).cloned()
+        },
+    );
     let ckpt_dir = root.join("StatefulWordCount").join(&newest);
     let mut damaged = 0;
     for component in std::fs::read_dir(&ckpt_dir).unwrap().flatten() {

@@ -3,8 +3,8 @@
 
 Usage: check_state.py <state-root> <topology-name>
 
-Reads <root>/{topologies,packingplans,executionstate,pplans,tmanagers}/<name>, parses each with
-the matching heronpy message, checks that every required field is present, that no field is
+Reads <root>/{topologies,packingplans,executionstate,pplans,tmanagers}/<name> (and
+statefulcheckpoints/<name> when it exists), parses each with the matching heronpy message, checks that every required field is present, that no field is
 unknown to Heron, and that the nodes agree with each other. Prints a JSON summary on success;
 exits 1 naming the first problem otherwise.
 """
@@ -15,6 +15,7 @@ import sys
 os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
 
 from heronpy.proto import (  # noqa: E402
+    ckptmgr_pb2,
     execution_state_pb2,
     packing_plan_pb2,
     physical_plan_pb2,
@@ -70,6 +71,21 @@ def main():
             fail("%s has fields Heron does not know: %s" % (path, unknown))
         parsed[directory] = msg
 
+    checkpoints = None
+    path = os.path.join(root, "statefulcheckpoints", name)
+    if os.path.exists(path):
+        msg = ckptmgr_pb2.StatefulConsistentCheckpoints()
+        with open(path, "rb") as f:
+            msg.ParseFromString(f.read())
+        if not msg.IsInitialized():
+            fail("%s lacks required fields: %s" % (path, msg.FindInitializationErrors()))
+        unknown = unknown_fields(msg)
+        if unknown:
+            fail("%s has fields Heron does not know: %s" % (path, unknown))
+        if len(msg.consistent_checkpoints) > 5:
+            fail("%s keeps %d checkpoints, more than 5" % (path, len(msg.consistent_checkpoints)))
+        checkpoints = [c.checkpoint_id for c in msg.consistent_checkpoints]
+
     topo = parsed["topologies"]
     plan = parsed["packingplans"]
     state = parsed["executionstate"]
@@ -102,6 +118,7 @@ def main():
         "cluster": state.cluster,
         "role": state.role,
         "tmanager": "%s:%d" % (loc.host, loc.server_port),
+        "consistent_checkpoints": checkpoints,
     }
     print(json.dumps(summary))
 

@@ -18,6 +18,7 @@ use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
 use heron_proto::system::{HeronTupleSet, PhysicalPlan, StatusCode};
 use heron_proto::{Message, Name};
 use heron_testkit::plan::{self, PlanBuilder};
+#[allow(unused_imports)] // not every test binary waits with it
 pub use heron_testkit::{wait_for, Wait};
 
 pub const TIMEOUT: Duration = Duration::from_secs(10);
