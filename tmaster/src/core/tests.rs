@@ -418,3 +418,5 @@ fn metrics_from_open_connections_reach_the_store() {
         5.0
     );
 }
+
+mod stateful;
