@@ -11,18 +11,19 @@
 //! two-phase component ([`heron_api::TwoPhaseStateful`]) stops after each checkpoint until
 //! the stream manager says the checkpoint is globally consistent.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use heron_api::{Emitter, State, Stateful};
 use heron_proto::ckptmgr::{
     InitiateStatefulCheckpoint, InstanceStateCheckpoint, RestoreInstanceStateRequest,
     RestoreInstanceStateResponse, StartInstanceStatefulProcessing,
     StatefulConsistentCheckpointSaved, StoreInstanceStateCheckpoint,
 };
-use heron_proto::codec::{encode_message, Packet, ReqId};
+use heron_proto::codec::{Packet, ReqId};
 use heron_proto::system::StatusCode;
 
 use crate::executor::Shared;
 use crate::InstanceError;
+use heron_proto::codec::frame;
 
 /// A stateful-processing message from the stream manager.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,13 +136,16 @@ impl StatefulTask {
                 }
                 let state = self.state.encode();
                 let bytes = state.len();
-                shared.send_frames(frame(&StoreInstanceStateCheckpoint {
-                    state: InstanceStateCheckpoint {
-                        checkpoint_id: id.clone(),
-                        state: Some(Bytes::from(state)),
-                        state_location: None,
+                shared.send_frames(frame(
+                    &ReqId::ZERO,
+                    &StoreInstanceStateCheckpoint {
+                        state: InstanceStateCheckpoint {
+                            checkpoint_id: id.clone(),
+                            state: Some(Bytes::from(state)),
+                            state_location: None,
+                        },
                     },
-                }))?;
+                ))?;
                 self.saved += 1;
                 shared.metrics.set_stateful(self.saved, self.restores);
                 tracing::debug!(checkpoint = %id, bytes, two_phase, "state saved");
@@ -189,10 +193,13 @@ impl StatefulTask {
                     restores = self.restores,
                     "state restored; waiting for the start notice"
                 );
-                shared.send_frames(frame(&RestoreInstanceStateResponse {
-                    status,
-                    checkpoint_id,
-                }))?;
+                shared.send_frames(frame(
+                    &ReqId::ZERO,
+                    &RestoreInstanceStateResponse {
+                        status,
+                        checkpoint_id,
+                    },
+                ))?;
                 Ok(After::RolledBack)
             }
             StatefulMsg::Start(id) => {
@@ -221,11 +228,4 @@ impl StatefulTask {
             }
         }
     }
-}
-
-/// One framed one-way message.
-fn frame<M: prost::Message + prost::Name>(msg: &M) -> Bytes {
-    let mut buf = BytesMut::new();
-    encode_message(&mut buf, &ReqId::ZERO, msg);
-    buf.freeze()
 }

@@ -139,6 +139,14 @@ pub fn encode_message<M: Message + Name>(dst: &mut BytesMut, reqid: &ReqId, msg:
     msg.encode(dst).expect("reserved enough room");
 }
 
+/// `msg` as one whole packet (a control message; the data path appends to its buffers with
+/// [`encode_message`] instead).
+pub fn frame<M: Message + Name>(reqid: &ReqId, msg: &M) -> Bytes {
+    let mut b = BytesMut::new();
+    encode_message(&mut b, reqid, msg);
+    b.freeze()
+}
+
 /// Appends a packet of type `type_name` whose payload is `payload` (already encoded).
 pub fn encode_raw(dst: &mut BytesMut, type_name: &str, reqid: &ReqId, payload: &[u8]) {
     put_header(dst, type_name.as_bytes(), reqid, payload.len());

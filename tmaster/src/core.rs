@@ -17,8 +17,8 @@ use crate::metrics::MetricsStore;
 use crate::registry::{ConnId, PlanStep, Publish, Registry};
 use crate::stateful::StatefulController;
 use crate::TmasterError;
-use bytes::{Bytes, BytesMut};
-use heron_proto::codec::encode_message;
+use bytes::Bytes;
+use heron_proto::codec::frame;
 use heron_proto::stmgr::NewPhysicalPlanMessage;
 use heron_proto::system::{PhysicalPlan, StatusCode};
 use heron_proto::tmanager::{
@@ -426,15 +426,9 @@ impl Core {
     }
 }
 
-/// One framed packet.
-fn frame<M: Message + Name>(reqid: &ReqId, msg: &M) -> Bytes {
-    let mut buf = BytesMut::new();
-    encode_message(&mut buf, reqid, msg);
-    buf.freeze()
-}
-
 mod stateful;
-pub use stateful::{CONSISTENT_METRIC, RESTORES_METRIC, TMASTER_COMPONENT};
+#[cfg(test)]
+use stateful::{RESTORES_METRIC, TMASTER_COMPONENT};
 
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ use crate::error::ConnError;
 use crate::ids::ConnId;
 use crate::restorer::{RestoreAction, Restorer};
 use crate::stateful_plan::StatefulPlan;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use heron_proto::ckptmgr::{
     DownstreamStatefulCheckpoint, GetInstanceStateRequest, GetInstanceStateResponse,
     InitiateStatefulCheckpoint, InstanceStateCheckpoint, InstanceStateStored, RegisterStMgrRequest,
@@ -26,7 +26,7 @@ use heron_proto::ckptmgr::{
     StartStatefulCheckpoint, StartStmgrStatefulProcessing, StatefulConsistentCheckpointSaved,
     StoreInstanceStateCheckpoint,
 };
-use heron_proto::codec::encode_message;
+use heron_proto::codec::{encode_message, frame};
 use heron_proto::system::{PhysicalPlan, StatusCode};
 use heron_proto::{status, Message, Name, Packet, ReqId};
 use tracing::{debug, info, warn};
@@ -100,10 +100,14 @@ fn buffer_limit(pplan: &PhysicalPlan) -> usize {
     mb.saturating_mul(1 << 20)
 }
 
-fn frame<M: Message + Name>(msg: &M) -> Bytes {
-    let mut b = BytesMut::new();
-    encode_message(&mut b, &ReqId::random(), msg);
-    b.freeze()
+/// A request (to the checkpoint manager): a fresh REQID, echoed in its response.
+fn request<M: Message + Name>(msg: &M) -> Bytes {
+    frame(&ReqId::random(), msg)
+}
+
+/// A one-way message (to the tmaster): the zero REQID.
+fn one_way<M: Message + Name>(msg: &M) -> Bytes {
+    frame(&ReqId::ZERO, msg)
 }
 
 impl Core {
@@ -163,10 +167,10 @@ impl Core {
                 }));
             }
         }
-        self.register_with_ckptmgr();
     }
 
-    fn register_with_ckptmgr(&mut self) {
+    /// Registers with the checkpoint manager once it is connected and a plan is here.
+    pub(super) fn register_with_ckptmgr(&mut self) {
         let Some(s) = self.stateful.as_mut() else {
             return;
         };
@@ -181,7 +185,7 @@ impl Core {
             stmgr_id: self.cfg.stmgr_id.clone(),
             physical_plan: pplan.clone(),
         };
-        self.actions.push(Action::ToCkptmgr(frame(&req)));
+        self.actions.push(Action::ToCkptmgr(request(&req)));
     }
 
     /// A checkpoint-manager message on a connection of `role`.
@@ -273,7 +277,7 @@ impl Core {
         if let Some(s) = self.stateful.as_mut() {
             s.counters.states_saved += 1;
         }
-        self.actions.push(Action::ToCkptmgr(frame(&req)));
+        self.actions.push(Action::ToCkptmgr(request(&req)));
     }
 
     /// A message from the tmaster.
@@ -392,7 +396,7 @@ impl Core {
                     checkpoint_id: m.checkpoint_id,
                     instance: m.instance,
                 };
-                self.actions.push(Action::ToTmaster(frame(&stored)));
+                self.actions.push(Action::ToTmaster(one_way(&stored)));
             } else if packet.is::<GetInstanceStateResponse>() {
                 let m: GetInstanceStateResponse = packet.decode()?;
                 let task = m.instance.info.task_id;
@@ -445,7 +449,7 @@ impl Core {
             dead_taskid: dead_task,
             reason: reason.to_string(),
         };
-        self.actions.push(Action::ToTmaster(frame(&m)));
+        self.actions.push(Action::ToTmaster(one_way(&m)));
     }
 
     /// A connection of `role` closed: a local instance or a peer stream manager that went
@@ -530,7 +534,7 @@ impl Core {
                     instance,
                     checkpoint_id,
                 };
-                self.actions.push(Action::ToCkptmgr(frame(&req)));
+                self.actions.push(Action::ToCkptmgr(request(&req)));
             }
             RestoreAction::RestoreInstance {
                 task_id,
@@ -567,7 +571,7 @@ impl Core {
                     checkpoint_id,
                     restore_txid: txid,
                 };
-                self.actions.push(Action::ToTmaster(frame(&m)));
+                self.actions.push(Action::ToTmaster(one_way(&m)));
             }
             RestoreAction::StartInstances { checkpoint_id } => {
                 info!(checkpoint = %checkpoint_id, "processing starts");

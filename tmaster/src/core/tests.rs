@@ -2,6 +2,7 @@
 //! time is passed in.
 
 use super::*;
+use bytes::BytesMut;
 use heron_proto::api::{Topology, TopologyState};
 use heron_proto::system::{Instance, InstanceInfo, StMgr};
 use heron_proto::tmanager::StMgrRegisterResponse;
