@@ -196,7 +196,7 @@ impl Core {
     /// Routes every tuple of an encoded `HeronDataTupleSet` into the tuple cache.
     fn on_data(&mut self, src_task: i32, data: &[u8]) -> Result<(), ConnError> {
         let set = wire::split_data_set(data).map_err(|e| TupleContext::DataSet.error(e))?;
-        if self.stateful.is_some() && self.dropping_data() {
+        if self.dropping_data() {
             self.count_dropped(set.count());
             return Ok(());
         }
@@ -232,7 +232,7 @@ impl Core {
                 source,
             })?;
         self.counters.sets_from_stmgrs += 1;
-        if self.stateful.is_some() && self.dropping_data() {
+        if self.dropping_data() {
             self.count_dropped(u64::try_from(msg.num_tuples).unwrap_or(0));
             return Ok(());
         }
@@ -436,10 +436,10 @@ impl Core {
         self.router = Some(router);
         self.acking = Acking::for_plan(self.acking.take(), &pplan, &self.cfg.stmgr_id, now);
         self.update_back_pressure(&pplan);
-        self.pplan = Some(pplan.clone());
         self.stateful_plan(&pplan);
         let update = self.mesh.update(&pplan.stmgrs, now);
         self.pplan = Some(pplan);
+        self.register_with_ckptmgr();
         for conn in update.close {
             self.close(conn);
         }
