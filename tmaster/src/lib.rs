@@ -49,10 +49,6 @@ pub mod stats;
 
 pub use config::{TmasterConfig, TmasterOptions, TMASTER_ZK_SESSION_TIMEOUT};
 pub use error::TmasterError;
-/// The tmaster's own metrics (`EFFECTIVELY_ONCE` checkpoints), as the tracker asks for them.
-pub mod stateful_metrics {
-    pub use crate::core::{CONSISTENT_METRIC, RESTORES_METRIC, TMASTER_COMPONENT};
-}
 
 use heron_proto::tmanager::TManagerLocation;
 use heron_proto::HeronCodec;

@@ -16,7 +16,8 @@ use axum::Json;
 use heron_proto::tmanager::MetricRequest;
 use serde_json::{json, Value};
 
-/// The component name of the tmaster's own metrics (heron-tmaster's `stateful_metrics`).
+/// The component name of the tmaster's own metrics (heron-tmaster's `core/stateful.rs`
+/// publishes them under these names).
 pub const TMASTER_COMPONENT: &str = "__tmaster__";
 /// Restores the running tmaster started.
 pub const RESTORES_METRIC: &str = "__stateful_restores";

@@ -15,12 +15,13 @@ use heron_proto::ReqId;
 use std::time::Instant;
 use tracing::{info, warn};
 
-/// The component name of the tmaster's own metrics.
-pub const TMASTER_COMPONENT: &str = "__tmaster__";
+/// The component name of the tmaster's own metrics (heron-tracker's `checkpoints.rs` asks
+/// for these three names).
+pub(crate) const TMASTER_COMPONENT: &str = "__tmaster__";
 /// Restores started since the tmaster started.
-pub const RESTORES_METRIC: &str = "__stateful_restores";
+pub(crate) const RESTORES_METRIC: &str = "__stateful_restores";
 /// Globally consistent checkpoints kept.
-pub const CONSISTENT_METRIC: &str = "__stateful_consistent_checkpoints";
+pub(crate) const CONSISTENT_METRIC: &str = "__stateful_consistent_checkpoints";
 
 /// A stateful-processing message from a stream manager.
 #[derive(Debug)]
