@@ -20,6 +20,7 @@ use heron::{
     OutputCollector, ReliabilityMode, Spout, SpoutOutputCollector, State, Stateful,
     TopologyBuilder, TopologyError, Tuple,
 };
+use heron_ckptmgr::{CheckpointKey, LocalFsStorage, Storage};
 use heron_proto::ckptmgr::{InstanceStateCheckpoint, StatefulConsistentCheckpoints};
 use heron_statemgr::{StateDir, StateManagerExt};
 use prost::Message;
@@ -268,6 +269,7 @@ fn expected_words(input: &Path) -> Result<u64, String> {
 
 /// The counts stored for checkpoint `id`: every task of `count`, summed.
 fn checkpoint_counts(root: &Path, id: &str) -> Result<BTreeMap<String, i64>, String> {
+    let storage = LocalFsStorage::new(root);
     let dir = root.join(NAME).join(id).join("count");
     let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut counts = BTreeMap::new();
@@ -276,12 +278,12 @@ fn checkpoint_counts(root: &Path, id: &str) -> Result<BTreeMap<String, i64>, Str
         if name.starts_with('.') {
             continue; // a write in progress
         }
-        let bytes = std::fs::read(entry.path()).map_err(|e| format!("{name}: {e}"))?;
-        let payload = heron_ckptmgr::frame::decode(&bytes)
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        // the checkpoint manager stores the task's InstanceStateCheckpoint
+        let task: i32 = name.parse().map_err(|_| format!("{name}: not a task id"))?;
+        let key = CheckpointKey::new(NAME, id, "count", task);
+        // the checkpoint manager stores the task's InstanceStateCheckpoint, framed
+        let payload = storage.restore(&key).map_err(|e| format!("{key}: {e}"))?;
         let stored =
-            InstanceStateCheckpoint::decode(payload).map_err(|e| format!("{name}: {e}"))?;
+            InstanceStateCheckpoint::decode(&payload[..]).map_err(|e| format!("{key}: {e}"))?;
         let state = State::decode(stored.state.as_deref().unwrap_or_default())
             .map_err(|e| format!("{name}: {e}"))?;
         for (w, v) in state.iter() {
