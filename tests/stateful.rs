@@ -10,13 +10,13 @@
 mod support;
 
 use heron_statemgr::StateManagerExt;
+use heron_testkit::Wait;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 use support::{fresh_example, role_pids, TestEnv};
 
@@ -63,24 +63,18 @@ fn read_counts(path: &Path) -> BTreeMap<String, i64> {
         .collect()
 }
 
-/// Kills a process every `every` until `stop`, the roles in turn, a random process of each;
-/// returns the kills per role.
+/// Kills a process every `every` until `stop` says so (or its sender goes), the roles in
+/// turn, a random process of each; returns the kills per role.
 fn killer(
     env: &TestEnv,
     every: Duration,
-    stop: &AtomicBool,
+    stop: mpsc::Receiver<()>,
     seed: u64,
 ) -> BTreeMap<&'static str, u32> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut kills = BTreeMap::new();
     let (first, mut turn) = (rng.random_range(0..ROLES.len()), 0);
-    let mut next = Instant::now() + every;
-    while !stop.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(50));
-        if Instant::now() < next {
-            continue;
-        }
-        next = Instant::now() + every;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
         // every role in turn (from a random one), a random process of it
         let role = ROLES[(first + turn) % ROLES.len()];
         turn += 1;
@@ -155,21 +149,19 @@ fn exact_counts_while_random_processes_are_killed() {
         &[&extra[..], &["--max-lines-per-sec", &rate]].concat(),
         true,
     );
-    let stop = Arc::new(AtomicBool::new(false));
+    let (stop, stopped) = mpsc::channel();
     let kills = std::thread::scope(|s| {
-        let k = s.spawn(|| killer(&env, every, &stop, seed));
-        let deadline = Instant::now() + Duration::from_secs(600);
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break Some(st);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        stop.store(true, Ordering::SeqCst);
+        let env = &env;
+        let k = s.spawn(move || killer(env, every, stopped, seed));
+        let status = Wait::new("stateful_word_count to finish")
+            .timeout(Duration::from_secs(600))
+            .every(Duration::from_millis(100))
+            .try_until(|| child.try_wait().unwrap())
+            .ok();
+        if status.is_none() {
+            let _ = child.kill();
+        }
+        drop(stop);
         let kills = k.join().unwrap();
         let mut out = String::new();
         let mut err = String::new();
@@ -191,7 +183,7 @@ fn exact_counts_while_random_processes_are_killed() {
             env.dump_logs("StatefulWordCount");
             panic!("stateful_word_count did not finish ({status:?}):\n{out}\n{err}");
         }
-        let restores = restores_started(&env);
+        let restores = restores_started(env);
         println!(
             "{lines} lines in {:.1}s, kills {kills:?}, restores {restores}; {last}",
             started.elapsed().as_secs_f64()
