@@ -34,8 +34,16 @@ fn count_of(plan: &PhysicalPlan, component: &str) -> usize {
         .count()
 }
 
-/// Waits until the emitted count stays put for 3 s (deactivated and drained).
-fn wait_still(env: &TestEnv) -> u64 {
+/// Waits until every spout says it applied the deactivate (`active 0` in its counters file;
+/// `spouts` of them) and then until the emitted count stays put for 3 s (drained).
+fn wait_still(env: &TestEnv, spouts: u64) -> u64 {
+    Wait::new("every spout to report `active 0` after deactivate")
+        .timeout(WAIT)
+        .until(|| {
+            let active = counter(env, NAME, "active");
+            let inactive = spouts_reporting(env) - active;
+            (active == 0 && inactive == spouts).then_some(())
+        });
     // the first poll (at once) only records the count; each later one compares with it
     let mut last = None;
     Wait::new("the emitted count to stop growing after deactivate (3 s without change)")
@@ -47,6 +55,22 @@ fn wait_still(env: &TestEnv) -> u64 {
             last = Some(now);
             still
         })
+}
+
+/// How many counters files have an `active` line (spouts do).
+fn spouts_reporting(env: &TestEnv) -> u64 {
+    let dir = env.working_dir_in("local", NAME).expect("working dir");
+    std::fs::read_dir(dir.join("metrics"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.starts_with("active "))
+        })
+        .count() as u64
 }
 
 fn submit(env: &mut TestEnv, args: &[&str]) {
@@ -65,7 +89,8 @@ fn deactivate_activate_runtime_config_and_restart() {
 
     // Deactivate: every spout stops calling next_tuple, so the count stops.
     assert_ok(&heron("deactivate", &[NAME]), "heron deactivate");
-    let still = wait_still(&env);
+    // word_count's spout "sentences" runs with the topology's parallelism
+    let still = wait_still(&env, 2);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(counter(&env, NAME, "emitted"), still, "still stopped");
     let out = heron("deactivate", &[NAME]);

@@ -97,6 +97,8 @@ pub(crate) struct MetricsWriter {
     spout: bool,
     /// `EFFECTIVELY_ONCE`: states saved and restores done (`checkpoints-saved`, `restores`).
     stateful: Option<(u64, u64)>,
+    /// A spout's topology state as it last applied it (`active 1` or `active 0`).
+    active: Option<bool>,
 }
 
 impl MetricsWriter {
@@ -111,7 +113,13 @@ impl MetricsWriter {
             complete_latency: None,
             spout,
             stateful: None,
+            active: None,
         }
+    }
+
+    /// Sets whether the spout is active (calls `next_tuple`), written as `active 1|0`.
+    pub fn set_active(&mut self, active: bool) {
+        self.active = Some(active);
     }
 
     /// Sets the stateful counters written with the others.
@@ -170,6 +178,9 @@ impl MetricsWriter {
             tally_lines(&mut extra, emitter.input_tallies(), false);
         }
         extra.push_str(&self.latency_lines());
+        if let Some(active) = self.active {
+            extra.push_str(if active { "active 1\n" } else { "active 0\n" });
+        }
         if let Some((saved, restores)) = self.stateful {
             extra.push_str(&format!("checkpoints-saved {saved}\nrestores {restores}\n"));
         }

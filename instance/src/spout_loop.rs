@@ -67,6 +67,7 @@ pub(crate) fn run(
     if !running {
         task.spout.deactivate();
     }
+    task.shared.metrics.set_active(running);
     let result = task.main_loop(pending, max_pending, timeout);
     task.spout.close();
     task.shared.metrics.write_now(&task.emitter);
@@ -199,6 +200,9 @@ impl SpoutTask<'_, '_> {
                             self.spout.deactivate();
                         }
                         self.running = running;
+                        // at once, so a reader of the counters file sees the change applied
+                        self.shared.metrics.set_active(running);
+                        self.shared.metrics.write_now(&self.emitter);
                     }
                 }
             }
