@@ -13,6 +13,12 @@ pub enum Topology {
     ConstIdNull,
     /// sentence spout → split (shuffle) → count (fields on word)
     WordCount,
+    /// sentence spout → a pystorm bolt that passes each tuple on → split → count: the cost
+    /// of the multi-lang boundary with Python doing nothing
+    MultilangPass,
+    /// sentence spout → pystorm split → pystorm count (fields on word) → sink: the word
+    /// count done in Python
+    MultilangWordCount,
 }
 
 impl Topology {
@@ -22,16 +28,22 @@ impl Topology {
             Topology::ConstNull => "const-null",
             Topology::ConstIdNull => "const-id-null",
             Topology::WordCount => "word-count",
+            Topology::MultilangPass => "multilang-pass",
+            Topology::MultilangWordCount => "multilang-word-count",
         }
     }
+
 
     fn parse(s: &str) -> Result<Topology, String> {
         match s {
             "const-null" => Ok(Topology::ConstNull),
             "const-id-null" => Ok(Topology::ConstIdNull),
             "word-count" => Ok(Topology::WordCount),
+            "multilang-pass" => Ok(Topology::MultilangPass),
+            "multilang-word-count" => Ok(Topology::MultilangWordCount),
             _ => Err(format!(
-                "--topology must be const-null, const-id-null or word-count, not {s:?}"
+                "--topology must be const-null, const-id-null, word-count, multilang-pass or \
+                 multilang-word-count, not {s:?}"
             )),
         }
     }
@@ -89,11 +101,13 @@ pub struct Options {
     pub peer: Option<Peer>,
     /// `topology.stateful.checkpoint.interval.seconds` with `--reliability effectively`.
     pub checkpoint_interval: Duration,
+    /// The Python that runs the multi-lang topologies' pystorm bolts (needs pystorm).
+    pub python: String,
 }
 
 /// The usage text (`--help`).
 pub const USAGE: &str = "\
-usage: bench --topology const-null|const-id-null|word-count [options]
+usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multilang-word-count [options]
   --reliability atmost|atleast|effectively
                                  delivery guarantee (default atmost)
   --checkpoint-interval 10s      seconds between checkpoints with effectively (default 10s)
@@ -104,6 +118,8 @@ usage: bench --topology const-null|const-id-null|word-count [options]
   --rate N                       cap on the total spout rate, tuples/s (default: none)
   --max-spout-pending N          topology.max.spout.pending (default: Heron's, 100)
   --vocabulary N                 word-count vocabulary size (default 32, word_count's words)
+  --python PATH                  the Python of the multilang topologies' pystorm bolts
+                                 (default python3; it must import pystorm)
   --json                         print one JSON object instead of a summary
   --peer timely                  then run timely's word count and compare (word-count only;
                                  with --rate, timely gets the same cap and its latency is shown)";
@@ -126,6 +142,7 @@ impl Options {
             json: false,
             peer: None,
             checkpoint_interval: Duration::from_secs(10),
+            python: "python3".to_string(),
         };
         let mut warmup_given = false;
         let mut it = args.iter();
@@ -176,6 +193,7 @@ impl Options {
                     }
                     o.checkpoint_interval = d;
                 }
+                "--python" => o.python = value()?,
                 "--json" if inline.is_none() => o.json = true,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {

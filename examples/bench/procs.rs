@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcStat {
     pub pid: i32,
-    /// `executor`, `tmaster`, `stmgr`, `instance` (the argument after `heron-role`).
+    /// The parent's pid.
+    pub ppid: i32,
+    /// `executor`, `tmaster`, `stmgr`, `instance` (the argument after `heron-role`), or
+    /// `python` for a shell component's subprocess (a `*.py` script or `streamparse_run`).
     pub role: String,
     pub peak_rss_kb: u64,
     pub cpu_s: f64,
@@ -60,6 +63,7 @@ pub fn topology_processes(sessions: &[i32]) -> Vec<ProcStat> {
         let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
         out.push(ProcStat {
             pid,
+            ppid: fields.get(1).and_then(|s| s.parse().ok()).unwrap_or(0),
             role,
             peak_rss_kb: vm_hwm_kb(&status).unwrap_or(0),
             cpu_s,
@@ -97,9 +101,39 @@ fn stat_fields(stat: &str) -> Option<Vec<&str>> {
 
 fn role_of(cmdline: &[u8]) -> Option<String> {
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    let python = args
+        .iter()
+        .any(|a| a.ends_with(b".py") || a.ends_with(b"streamparse_run"));
     args.windows(2)
         .find(|w| w[0] == b"heron-role")
         .map(|w| String::from_utf8_lossy(w[1]).into_owned())
+        .or_else(|| python.then(|| "python".to_string()))
+}
+
+/// The shell components' CPU after `base`: `{"python_cpu_s": their subprocesses',
+/// "host_cpu_s": the instances hosting them, "host_per_python": the ratio}` (null without
+/// shell components).
+pub fn shell_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
+    let steady = |p: &ProcStat| {
+        let before = base.iter().find(|b| b.pid == p.pid).map_or(0.0, |b| b.cpu_s);
+        (p.cpu_s - before).max(0.0)
+    };
+    let pythons: Vec<&ProcStat> = procs.iter().filter(|p| p.role == "python").collect();
+    if pythons.is_empty() {
+        return Value::Null;
+    }
+    let python: f64 = pythons.iter().map(|p| steady(p)).sum();
+    let host: f64 = procs
+        .iter()
+        .filter(|i| i.role == "instance" && pythons.iter().any(|p| p.ppid == i.pid))
+        .map(steady)
+        .sum();
+    json!({
+        "python_processes": pythons.len(),
+        "python_cpu_s": round(python, 2),
+        "host_cpu_s": round(host, 2),
+        "host_per_python": if python > 0.0 { round(host / python, 3) } else { 0.0 },
+    })
 }
 
 /// The number after `key` (e.g. `VmHWM:`) in a `/proc/.../status` file.
@@ -235,6 +269,7 @@ mod tests {
 
         let at = |cpu_s, voluntary| ProcStat {
             pid: 7,
+            ppid: 1,
             role: "stmgr".into(),
             peak_rss_kb: 1024,
             cpu_s,
@@ -247,5 +282,31 @@ mod tests {
         assert_eq!(roles["stmgr"]["cpu_s_steady"], 2.0);
         assert_eq!(roles["stmgr"]["switches_steady"]["voluntary"], 100);
         assert_eq!(roles["stmgr"]["switches_steady"]["involuntary"], 0);
+    }
+
+    #[test]
+    fn shell_cpu_pairs_each_python_subprocess_with_its_instance() {
+        let p = |pid, ppid, role: &str, cpu_s| ProcStat {
+            pid,
+            ppid,
+            role: role.into(),
+            peak_rss_kb: 0,
+            cpu_s,
+            switches: Switches::default(),
+        };
+        assert_eq!(role_of(b"python3\0/x/split.py\0").as_deref(), Some("python"));
+        assert_eq!(role_of(b"bin/heron\0heron-role\0instance\0").as_deref(), Some("instance"));
+        assert_eq!(role_of(b"sleep\0"), None);
+        let now = [
+            p(10, 1, "instance", 3.0),
+            p(11, 10, "python", 9.0),
+            p(20, 1, "instance", 50.0), // hosts no shell component
+        ];
+        let base = [p(10, 1, "instance", 1.0), p(11, 10, "python", 1.0)];
+        let v = shell_json(&now, &base);
+        assert_eq!(v["python_cpu_s"], 8.0);
+        assert_eq!(v["host_cpu_s"], 2.0);
+        assert_eq!(v["host_per_python"], 0.25);
+        assert!(shell_json(&now[2..], &[]).is_null());
     }
 }

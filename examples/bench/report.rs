@@ -2,7 +2,7 @@
 
 use crate::args::{Options, Reliability, Topology};
 use crate::driver::{Latency, Measured};
-use crate::procs::{roles_json, round};
+use crate::procs::{roles_json, round, shell_json};
 use crate::timely_peer::PeerResult;
 use serde_json::{json, Value};
 
@@ -39,12 +39,13 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
             "failed": m.totals.failed,
         },
         "roles": roles_json(&m.processes, &m.processes_base),
+        "shell": shell_json(&m.processes, &m.processes_base),
         "processes_left": m.processes_left,
         "tasks_missing": m.tasks_missing,
     });
     let o = v.as_object_mut().expect("an object");
     insert_latency(o, "latency", &lat);
-    if opts.topology == Topology::WordCount {
+    if opts.topology != Topology::ConstNull && opts.topology != Topology::ConstIdNull {
         o.insert("words_per_sec".into(), json!(round(m.tuples_per_sec, 1)));
     }
     if let Some(p) = peer {
@@ -113,7 +114,7 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
             .map(|r| format!(", rate cap {r}/s"))
             .unwrap_or_default()
     );
-    let unit = if opts.topology == Topology::WordCount {
+    let unit = if opts.topology != Topology::ConstNull && opts.topology != Topology::ConstIdNull {
         "words"
     } else {
         "tuples"
@@ -145,6 +146,14 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
                 per_s("involuntary")
             );
         }
+    }
+    if v["shell"].is_object() {
+        let s = &v["shell"];
+        println!(
+            "  shell bolts after the warm-up: {} Python processes {} s CPU, their host instances {} s \
+             (host/Python = {})",
+            s["python_processes"], s["python_cpu_s"], s["host_cpu_s"], s["host_per_python"]
+        );
     }
     if let Some(p) = peer {
         println!(

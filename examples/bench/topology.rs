@@ -12,7 +12,7 @@ use crate::rate::TokenBucket;
 use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
 use heron::{
     BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology, MessageId,
-    OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, State, Stateful,
+    OutputCollector, OutputFieldsDeclarer, ShellBolt, Spout, SpoutOutputCollector, State, Stateful,
     TopologyBuilder, TopologyContext, TopologyError, Tuple, Value, DEFAULT_STREAM_ID,
 };
 use std::collections::HashMap;
@@ -24,12 +24,14 @@ const CONSTANT: &str = "heron-rs";
 pub const SPOUT: &str = "spout";
 pub const FINAL_BOLT_OF_CONST: &str = "null";
 pub const FINAL_BOLT_OF_WORD_COUNT: &str = "count";
+pub const FINAL_BOLT_OF_MULTILANG: &str = "sink";
 
 /// The component whose executed tuples are the topology's throughput.
 pub fn final_component(t: Topology) -> &'static str {
     match t {
         Topology::ConstNull | Topology::ConstIdNull => FINAL_BOLT_OF_CONST,
-        Topology::WordCount => FINAL_BOLT_OF_WORD_COUNT,
+        Topology::WordCount | Topology::MultilangPass => FINAL_BOLT_OF_WORD_COUNT,
+        Topology::MultilangWordCount => FINAL_BOLT_OF_MULTILANG,
     }
 }
 
@@ -39,6 +41,8 @@ pub fn topology_name(t: Topology) -> &'static str {
         Topology::ConstNull => "BenchConstNull",
         Topology::ConstIdNull => "BenchConstIdNull",
         Topology::WordCount => "BenchWordCount",
+        Topology::MultilangPass => "BenchMultilangPass",
+        Topology::MultilangWordCount => "BenchMultilangWordCount",
     }
 }
 
@@ -66,7 +70,7 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
             b.set_bolt(FINAL_BOLT_OF_CONST, FinalBolt::null, p)
                 .shuffle_grouping(upstream);
         }
-        Topology::WordCount => {
+        Topology::WordCount | Topology::MultilangPass | Topology::MultilangWordCount => {
             b.set_spout(
                 SPOUT,
                 move || {
@@ -82,13 +86,45 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
                 },
                 p,
             );
-            b.set_basic_bolt("split", SplitBolt::new, p)
-                .shuffle_grouping(SPOUT);
-            b.set_bolt(FINAL_BOLT_OF_WORD_COUNT, FinalBolt::count, p)
-                .fields_grouping("split", Fields::new(["word"]));
+            let shell = |script: &str, fields: &[&str]| {
+                let dir = python_dir();
+                let spec = ShellBolt::new([opts.python.clone(), dir.join(script).display().to_string()])
+                    .output_fields(Fields::new(fields.iter().copied()))
+                    .working_dir(dir)
+                    .spec()
+                    .clone();
+                move || ShellBolt::from_spec(spec.clone())
+            };
+            match opts.topology {
+                Topology::MultilangWordCount => {
+                    b.set_bolt("split", shell("split.py", &["word", "ts"]), p)
+                        .shuffle_grouping(SPOUT);
+                    b.set_bolt("count", shell("count.py", &["word", "count", "ts"]), p)
+                        .fields_grouping("split", Fields::new(["word"]));
+                    b.set_bolt(FINAL_BOLT_OF_MULTILANG, FinalBolt::null, p)
+                        .local_or_shuffle_grouping("count");
+                }
+                topology => {
+                    let mut upstream = SPOUT;
+                    if topology == Topology::MultilangPass {
+                        b.set_bolt("pass", shell("pass.py", &["sentence", "ts"]), p)
+                            .shuffle_grouping(SPOUT);
+                        upstream = "pass";
+                    }
+                    b.set_basic_bolt("split", SplitBolt::new, p)
+                        .shuffle_grouping(upstream);
+                    b.set_bolt(FINAL_BOLT_OF_WORD_COUNT, FinalBolt::count, p)
+                        .fields_grouping("split", Fields::new(["word"]));
+                }
+            }
         }
     }
     b.build(topology_name(opts.topology), opts.config())
+}
+
+/// Where the multi-lang topologies' pystorm bolts are (`examples/bench/python`).
+fn python_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bench/python")
 }
 
 /// What a spout emits.

@@ -5,6 +5,7 @@
 //!   role (define, executor, tmaster, stmgr, instance) and exits; otherwise `main` goes on.
 //! * [`cli_main`]: the `heron` CLI (`submit`, `kill`, `activate`, `deactivate`, `restart`,
 //!   `update`, `version`) for the `local` and `localzk` clusters and those under `~/.heron/conf`.
+//! * [`build_flux_topology`]: the `heron` binary's own topology, a Flux file (see [`FluxArgs`]).
 //! * [`LocalTopology`]: a binary submits itself to the local scheduler, reads its counters,
 //!   and kills it; [`ctrl_c_flag`] lets an example stop cleanly on Ctrl-C.
 //!
@@ -13,6 +14,7 @@
 mod allocator;
 mod cli;
 pub mod cluster;
+mod flux;
 mod local;
 mod logging;
 mod role;
@@ -25,6 +27,7 @@ pub use cli::{
     RestartArgs, SubmitArgs, Target, TopologyArgs, UpdateArgs,
 };
 pub use cluster::{default_config_path, ClusterConfig, ClusterError};
+pub use flux::{build_topology as build_flux_topology, is_flux_file, FluxArgs, FLUX_ARG};
 pub use local::{Counters, LaunchError, LocalTopology};
 pub use role::{run_role, run_role_if_requested, RoleError, ROLE_ARG};
 pub use signals::ctrl_c_flag;

@@ -21,6 +21,7 @@ mod kill;
 pub mod layout;
 mod modes;
 pub mod process;
+pub mod resources;
 mod restart;
 mod submit;
 #[cfg(test)]

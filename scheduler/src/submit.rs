@@ -32,6 +32,9 @@ pub struct SubmitRequest {
     pub home: PathBuf,
     /// Run the topology's processes with `RUST_LOG=debug` (unless `RUST_LOG` is set).
     pub verbose: bool,
+    /// A folder copied into the working directory as `resources/` (Storm's `resources/`:
+    /// where shell components' scripts live and run); none by default.
+    pub resources: Option<PathBuf>,
 }
 
 impl SubmitRequest {
@@ -47,6 +50,7 @@ impl SubmitRequest {
             state_manager: StateManagerSpec::default_local(),
             home: heron_statemgr::home_dir(),
             verbose: false,
+            resources: None,
         }
     }
 }
@@ -373,14 +377,18 @@ fn rollback(state: &dyn StateManager, name: &str, dirs: &[StateDir]) {
     }
 }
 
-/// Creates the working directory with its `log-files` and `metrics` directories; returns
-/// its path. Nothing is copied: the binary runs in place.
+/// Creates the working directory with its `log-files` and `metrics` directories and copies
+/// the request's resources folder into it as `resources/`; returns its path. The binary runs
+/// in place.
 pub fn prepare_working_dir(req: &SubmitRequest, name: &str) -> Result<PathBuf, SchedulerError> {
     let home = absolute(&req.home)?;
     let wd = layout::working_dir(&home, &req.cluster, &req.role, name);
     for dir in [layout::log_dir(&wd), layout::metrics_dir(&wd)] {
         std::fs::create_dir_all(&dir)
             .map_err(SchedulerError::io(format!("creating {}", dir.display())))?;
+    }
+    if let Some(resources) = &req.resources {
+        crate::resources::install(&absolute(resources)?, &wd)?;
     }
     Ok(wd)
 }

@@ -23,6 +23,8 @@ pub struct LocalCluster {
     heron: PathBuf,
     /// Topologies submitted through [`LocalCluster::submit`]; killed on drop.
     topologies: Vec<String>,
+    /// Extra environment for every `heron` command (and so for the topology's processes).
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 impl LocalCluster {
@@ -38,7 +40,14 @@ impl LocalCluster {
                 .expect("temp HOME"),
             heron: heron.into(),
             topologies: Vec::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets `key` to `value` in the environment of every later `heron` command (the
+    /// topology's processes inherit it from `heron submit`), e.g. a `PATH` with a virtualenv.
+    pub fn set_env(&mut self, key: impl Into<std::ffi::OsString>, value: impl Into<std::ffi::OsString>) {
+        self.env.push((key.into(), value.into()));
     }
 
     /// The private HOME.
@@ -70,6 +79,7 @@ impl LocalCluster {
     pub fn heron(&self) -> Command {
         let mut c = Command::new(&self.heron);
         c.env("HOME", self.home()).env("USER", "tester");
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 

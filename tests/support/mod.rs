@@ -67,8 +67,9 @@ pub fn counter(env: &TestEnv, name: &str, key: &str) -> u64 {
     counter_in(env, "local", name, key)
 }
 
-/// A Python with heronpy's protobuf modules: `$HERONRS_PYTHON`, or a virtualenv made once
-/// under `target/` from `tests/python/requirements.txt`.
+/// A Python with heronpy's protobuf modules, pystorm and streamparse: `$HERONRS_PYTHON`, or a
+/// virtualenv made once under `target/` from `tests/python/requirements.txt` (again when that
+/// file changes).
 pub fn heron_python() -> PathBuf {
     if let Some(p) = std::env::var_os("HERONRS_PYTHON") {
         return PathBuf::from(p);
@@ -76,7 +77,17 @@ pub fn heron_python() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let venv = root.join("target/test-venv");
     let python = venv.join("bin/python");
-    let ready = venv.join(".ready");
+    let requirements = root.join("tests/python/requirements.txt");
+    // ready for these requirements: a changed file installs again into the same venv
+    let wanted = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::fs::read(&requirements)
+            .expect("tests/python/requirements.txt")
+            .hash(&mut h);
+        h.finish()
+    };
+    let ready = venv.join(format!(".ready-{wanted:016x}"));
     let lock = root.join("target/test-venv.lock");
     // Serialise creation between test binaries running in parallel: either it is ready, or we
     // take the lock and build it.
@@ -105,7 +116,7 @@ pub fn heron_python() -> PathBuf {
         }
         let ok = Command::new(venv.join("bin/pip"))
             .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(root.join("tests/python/requirements.txt"))
+            .arg(&requirements)
             .status()
             .map_err(|e| format!("pip: {e}"))?
             .success();

@@ -33,7 +33,8 @@ pub struct Cli {
 /// `heron` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Submit a topology binary: heron submit CLUSTER[/ROLE[/ENV]] BINARY [TOPOLOGY ARGS...]
+    /// Submit a topology binary or a Flux file: heron submit CLUSTER[/ROLE[/ENV]]
+    /// BINARY|FLUX.yaml [TOPOLOGY ARGS...]
     Submit(SubmitArgs),
     /// Kill a topology: heron kill CLUSTER[/ROLE[/ENV]] TOPOLOGY
     Kill(TopologyArgs),
@@ -75,8 +76,10 @@ pub struct SubmitArgs {
     /// Cluster and config.
     #[command(flatten)]
     pub common: ClusterArgs,
-    /// The topology binary (its main starts with heron::run_role_if_requested).
-    #[arg(value_name = "TOPOLOGY-BINARY")]
+    /// The topology binary (its main starts with heron::run_role_if_requested), or a Flux
+    /// file (`.yaml`/`.yml`; then the arguments may be `--filter <properties>` and
+    /// `--env-filter`).
+    #[arg(value_name = "TOPOLOGY-BINARY|FLUX-FILE")]
     pub binary: PathBuf,
     /// Arguments for the topology (passed to every process of it).
     #[arg(

@@ -9,7 +9,11 @@ use heron_scheduler::{submit_with_progress, SubmitEvent, SubmitRequest};
 
 pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
-    let mut req = SubmitRequest::new(&args.binary, args.args.clone());
+    let mut req = if crate::flux::is_flux_file(&args.binary) {
+        flux_request(&args)?
+    } else {
+        SubmitRequest::new(&args.binary, args.args.clone())
+    };
     req.cluster = r.target.cluster;
     req.role = r.target.role;
     req.environ = r.target.environ;
@@ -41,6 +45,25 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
         anyhow::anyhow!("submit failed at step {step}: {e}{logs}")
     })?;
     finish(submitted)
+}
+
+/// A Flux file: loaded and checked here, before anything starts; then the `heron` binary
+/// itself is submitted with the file as its topology arguments, and the file's folder as the
+/// topology's resources.
+fn flux_request(args: &SubmitArgs) -> anyhow::Result<SubmitRequest> {
+    let flux = crate::flux::FluxArgs::from_cli(&args.binary, &args.args)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let topology = flux.load()?;
+    println!(
+        "[0/5] loaded the Flux file {} (topology '{}')",
+        flux.file.display(),
+        topology.name()
+    );
+    let heron = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("locating the heron binary to host the Flux topology: {e}"))?;
+    let mut req = SubmitRequest::new(heron, flux.to_topology_args());
+    req.resources = Some(flux.resources_dir());
+    Ok(req)
 }
 
 /// The step that runs after `event` (what failed if the submit fails next).
