@@ -307,3 +307,37 @@ fn a_python_bolt_that_raises_hangs_or_is_killed_is_restarted_and_its_tuples_repl
                 .then_some(())
         });
 }
+
+#[test]
+fn a_flux_file_generated_by_streamparse_runs_unmodified() {
+    const NAME: &str = "wordcount";
+    let mut env = python_env();
+    // the project as streamparse lays it out; the generated Flux file is src/wordcount.yaml
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("flux/tests/fixtures/streamparse_wc");
+    let dst = env.home().join("projects/streamparse_wc");
+    copy_dir(&src, &dst);
+    let flux = dst.join("src/wordcount.yaml");
+    let text = std::fs::read_to_string(&flux).unwrap();
+    assert!(
+        text.contains("streamparse_run") && text.contains("spouts.words.WordSpout"),
+        "the generated file runs streamparse components: {text}"
+    );
+    let out = env.submit(NAME, &flux, &[]);
+    assert_ok(&out, "heron submit local src/wordcount.yaml");
+
+    let want: BTreeMap<String, u64> = serde_json::from_str(
+        &std::fs::read_to_string(dst.join("expected_counts.json")).unwrap(),
+    )
+    .unwrap();
+    let res = resources(&env, NAME);
+    Wait::new("the streamparse count bolts to write exact counts")
+        .timeout(WAIT)
+        .every(Duration::from_millis(250))
+        .try_until(|| (counts(&res, "counts-") == want).then_some(()))
+        .unwrap_or_else(|e| {
+            env.dump_logs(NAME);
+            panic!("{e}: got {:?}, want {want:?}", counts(&res, "counts-"))
+        });
+    assert_eq!(support::counter(&env, NAME, "failed"), 0, "nothing failed");
+    assert_ok(&env.kill(NAME), "heron kill");
+}
