@@ -158,6 +158,8 @@ fn read_msgpack(r: &mut impl BufRead) -> Result<Node, CodecError> {
     // Tell a clean end of file from one inside a value.
     match r.fill_buf() {
         Ok([]) => return Err(CodecError::Eof),
+        // 0xc1 is msgpack's one unused marker (rmpv would read it as nil)
+        Ok([0xc1, ..]) => return Err(CodecError::BadMsgpack("reserved marker 0xc1".into())),
         Ok(_) => {}
         Err(e) => return Err(CodecError::Io(e)),
     }
@@ -266,6 +268,11 @@ mod tests {
         let got = read_all(Serializer::Msgpack, cut);
         assert!(
             got.last().unwrap().as_ref().unwrap_err().contains("middle"),
+            "{got:?}"
+        );
+        let got = read_all(Serializer::Msgpack, &[0xd4, 0x01, 0x00]);
+        assert!(
+            got[0].as_ref().unwrap_err().contains("extension"),
             "{got:?}"
         );
         let got = read_all(Serializer::Msgpack, &[0xc1]);

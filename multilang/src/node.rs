@@ -6,7 +6,7 @@
 //!   `Bytes` is a list of byte values (0..=255) in JSON and a msgpack `bin` with msgpack.
 //! - process → host: scalars map back; an integer above `i64::MAX` becomes a `Float`; a
 //!   msgpack `bin` becomes `Bytes`; a **list or map** (which a tuple value cannot hold)
-//!   becomes a `Str` holding its compact JSON text, so `json.loads` downstream recovers it.
+//!   becomes a `Str` holding its compact JSON text (map keys sorted), so `json.loads` downstream recovers it.
 
 use heron_api::Value;
 
