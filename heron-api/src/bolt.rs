@@ -1,5 +1,7 @@
 //! The bolt trait: a consumer (and producer) of tuples.
 
+use std::time::Instant;
+
 use crate::{OutputCollector, OutputFieldsDeclarer, Stateful, TopologyContext, Tuple};
 
 /// A tuple processor (Storm's `IBolt` + `IComponent`).
@@ -40,6 +42,24 @@ pub trait Bolt: Send {
     /// The bolt is shutting down.
     fn cleanup(&mut self) {}
 
+    /// `true` when this bolt produces output outside `execute` and wants
+    /// [`poll_async`](Self::poll_async) calls. The runtime asks once, after `prepare`; a
+    /// bolt that says `false` (the default) costs nothing extra per tuple.
+    fn has_async_output(&self) -> bool {
+        false
+    }
+
+    /// Processes output that arrived outside `execute` (emits, acks, fails through
+    /// `collector`). The runtime calls it, on the executor thread, soon after the bolt's
+    /// [`AsyncWaker`](crate::AsyncWaker) (from
+    /// [`TopologyContext::async_waker`](crate::TopologyContext::async_waker)) is woken, and
+    /// when the deadline this method last returned has passed. Returns the next deadline
+    /// (`None`: only when woken). Called only when
+    /// [`has_async_output`](Self::has_async_output) is `true`.
+    fn poll_async(&mut self, _collector: &mut OutputCollector, _now: Instant) -> Option<Instant> {
+        None
+    }
+
     /// This bolt's checkpointed state, if it has one: a stateful bolt implements
     /// [`Stateful`] and returns `Some(self)`. Used in `EFFECTIVELY_ONCE` mode; see
     /// [`Stateful`] for the calls and an example (a counting bolt).
@@ -60,6 +80,12 @@ impl<B: Bolt + ?Sized> Bolt for Box<B> {
     }
     fn cleanup(&mut self) {
         (**self).cleanup()
+    }
+    fn has_async_output(&self) -> bool {
+        (**self).has_async_output()
+    }
+    fn poll_async(&mut self, collector: &mut OutputCollector, now: Instant) -> Option<Instant> {
+        (**self).poll_async(collector, now)
     }
     fn stateful(&mut self) -> Option<&mut dyn Stateful> {
         (**self).stateful()

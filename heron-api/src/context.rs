@@ -4,7 +4,42 @@ use std::collections::HashMap;
 
 use heron_proto::{api, system};
 
-use crate::{Config, ContextError, Fields};
+use crate::{AsyncWaker, Config, ContextError, Fields, CUSTOM_MARKER, LOCAL_OR_SHUFFLE_MARKER};
+
+/// How a subscription splits a stream among the consumer's tasks: the plain-data view of a
+/// [`Grouping`](crate::Grouping) as the physical plan carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupingKind {
+    /// Round robin over the consumer's tasks.
+    Shuffle,
+    /// Shuffle, preferring the consumer's tasks in the emitter's container.
+    LocalOrShuffle,
+    /// Equal values of these fields go to the same task (empty for none).
+    Fields(Fields),
+    /// Every task.
+    All,
+    /// The lowest task id (Storm's global grouping).
+    Global,
+    /// No preference (treated as shuffle).
+    None,
+    /// The emitter picks the task.
+    Direct,
+    /// A user-defined grouping run by the emitting instance.
+    Custom,
+}
+
+/// One subscription: `consumer` reads `stream` of `source` with `grouping`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscription {
+    /// The producing component.
+    pub source: String,
+    /// The stream id.
+    pub stream: String,
+    /// The consuming bolt.
+    pub consumer: String,
+    /// How the stream is split among the consumer's tasks.
+    pub grouping: GroupingKind,
+}
 
 /// A task's view of the topology: its ids, the tasks of every component, the configuration
 /// and the declared streams. The runtime builds it from the physical plan.
@@ -34,6 +69,8 @@ pub struct TopologyContext {
     streams: HashMap<String, HashMap<String, Fields>>,
     config: Config,
     topology_config: Config,
+    subscriptions: Vec<Subscription>,
+    async_waker: Option<AsyncWaker>,
 }
 
 /// Builds a [`TopologyContext`] by hand, for tests of components.
@@ -66,6 +103,29 @@ impl TopologyContextBuilder {
             .entry(component.to_owned())
             .or_default()
             .insert(stream.to_owned(), fields);
+        self
+    }
+
+    /// Adds a subscription: `consumer` reads `stream` of `source` with `grouping`.
+    pub fn subscription(
+        mut self,
+        consumer: &str,
+        source: &str,
+        stream: &str,
+        grouping: GroupingKind,
+    ) -> Self {
+        self.ctx.subscriptions.push(Subscription {
+            source: source.to_owned(),
+            stream: stream.to_owned(),
+            consumer: consumer.to_owned(),
+            grouping,
+        });
+        self
+    }
+
+    /// Sets the wake handle for output produced outside `execute` (see [`AsyncWaker`]).
+    pub fn async_waker(mut self, waker: AsyncWaker) -> Self {
+        self.ctx.async_waker = Some(waker);
         self
     }
 
@@ -120,6 +180,8 @@ impl TopologyContext {
                 streams: HashMap::new(),
                 config: Config::new(),
                 topology_config: Config::new(),
+                subscriptions: Vec::new(),
+                async_waker: None,
             },
             component_index: None,
         }
@@ -164,6 +226,17 @@ impl TopologyContext {
                 component_config = Some(&s.comp.config);
             }
         }
+        let mut subscriptions = Vec::new();
+        for b in &topology.bolts {
+            for input in &b.inputs {
+                subscriptions.push(Subscription {
+                    source: input.stream.component_name.clone(),
+                    stream: input.stream.id.clone(),
+                    consumer: b.comp.name.clone(),
+                    grouping: grouping_kind(input),
+                });
+            }
+        }
         for b in &topology.bolts {
             add_outputs(&b.comp, &b.outputs);
             if b.comp.name == me.info.component_name {
@@ -190,7 +263,57 @@ impl TopologyContext {
             streams,
             config,
             topology_config,
+            subscriptions,
+            async_waker: None,
         })
+    }
+
+    /// Every subscription of the topology (each bolt's inputs).
+    pub fn subscriptions(&self) -> &[Subscription] {
+        &self.subscriptions
+    }
+
+    /// The subscriptions to `stream` of `component`: who consumes it and how.
+    pub fn stream_targets<'a>(
+        &'a self,
+        component: &'a str,
+        stream: &'a str,
+    ) -> impl Iterator<Item = &'a Subscription> + 'a {
+        self.subscriptions
+            .iter()
+            .filter(move |s| s.source == component && s.stream == stream)
+    }
+
+    /// The subscriptions of bolt `component` (its inputs).
+    pub fn component_inputs<'a>(
+        &'a self,
+        component: &'a str,
+    ) -> impl Iterator<Item = &'a Subscription> + 'a {
+        self.subscriptions
+            .iter()
+            .filter(move |s| s.consumer == component)
+    }
+
+    /// The streams `component` declares, with their fields (in no particular order).
+    pub fn component_streams<'a>(
+        &'a self,
+        component: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a Fields)> + 'a {
+        self.streams
+            .get(component)
+            .into_iter()
+            .flat_map(|m| m.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+
+    /// The wake handle for output a bolt produces outside `execute`, when the runtime
+    /// supports it (see [`AsyncWaker`] and [`Bolt::poll_async`](crate::Bolt::poll_async)).
+    pub fn async_waker(&self) -> Option<&AsyncWaker> {
+        self.async_waker.as_ref()
+    }
+
+    /// Sets the wake handle (the runtime does this before `prepare`).
+    pub fn set_async_waker(&mut self, waker: AsyncWaker) {
+        self.async_waker = Some(waker);
     }
 
     /// This task's id.
@@ -259,5 +382,26 @@ impl TopologyContext {
     /// The fields of `stream` of any `component`.
     pub fn component_output_fields(&self, component: &str, stream: &str) -> Option<&Fields> {
         self.streams.get(component)?.get(stream)
+    }
+}
+
+fn grouping_kind(input: &api::InputStream) -> GroupingKind {
+    use api::Grouping as G;
+    let marker = input.custom_grouping_object.as_deref();
+    match api::Grouping::try_from(input.gtype) {
+        Ok(G::Shuffle) if marker == Some(LOCAL_OR_SHUFFLE_MARKER) => GroupingKind::LocalOrShuffle,
+        Ok(G::Shuffle) => GroupingKind::Shuffle,
+        Ok(G::Fields) => GroupingKind::Fields(Fields::new(
+            input
+                .grouping_fields
+                .iter()
+                .flat_map(|s| s.keys.iter().map(|k| k.key.clone())),
+        )),
+        Ok(G::All) => GroupingKind::All,
+        Ok(G::Lowest) => GroupingKind::Global,
+        Ok(G::None) => GroupingKind::None,
+        Ok(G::Direct) => GroupingKind::Direct,
+        Ok(G::Custom) if marker == Some(CUSTOM_MARKER) => GroupingKind::Custom,
+        _ => GroupingKind::Custom,
     }
 }

@@ -65,13 +65,14 @@ pub mod state;
 mod topology;
 mod tuple;
 mod value;
+mod wake;
 
 pub use basic_bolt::{BasicBolt, BasicBoltAdapter};
 pub use bolt::Bolt;
 pub use builder::{BoltDeclarer, SpoutDeclarer, TopologyBuilder};
 pub use collector::{BasicOutputCollector, OutputCollector, SpoutOutputCollector};
 pub use config::{Config, ReliabilityMode};
-pub use context::{TopologyContext, TopologyContextBuilder};
+pub use context::{GroupingKind, Subscription, TopologyContext, TopologyContextBuilder};
 pub use declarer::{OutputFieldsDeclarer, StreamDecl};
 #[doc(hidden)]
 pub use emitter::{
@@ -93,3 +94,4 @@ pub use tuple::{
     Tuple, TupleSource, DEFAULT_STREAM_ID, SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, TICK_STREAM_ID,
 };
 pub use value::{MessageId, Value, ValueError, Values};
+pub use wake::AsyncWaker;

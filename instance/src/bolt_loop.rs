@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use heron_api::{Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
+use heron_api::{AsyncWaker, Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
 use crate::inbound::{InMsg, TupleDecoder};
@@ -26,6 +26,9 @@ struct BoltTask<'s, 'a, 'c> {
     held: Vec<InMsg>,
     /// Input sets dropped because they came before the start notice.
     dropped_sets: u64,
+    /// The bolt's wake handle and its next `poll_async` deadline, when it has async output
+    /// (asked once after `prepare`).
+    async_output: Option<(AsyncWaker, Option<Instant>)>,
 }
 
 pub(crate) fn run(
@@ -35,6 +38,13 @@ pub(crate) fn run(
     ctx: &TopologyContext,
     pending: Vec<InMsg>,
 ) -> Result<(), InstanceError> {
+    // Every bolt's context carries a wake handle that unparks this thread from its in-queue
+    // wait; only bolts with async output are ever polled.
+    let unparker = shared.in_rx.unparker();
+    let waker = AsyncWaker::new(move || unparker.unpark());
+    let mut owned_ctx = ctx.clone();
+    owned_ctx.set_async_waker(waker.clone());
+    let ctx = &owned_ctx;
     let mut task = BoltTask {
         shared,
         bolt,
@@ -48,8 +58,13 @@ pub(crate) fn run(
             .then(StatefulTask::new),
         held: Vec::new(),
         dropped_sets: 0,
+        async_output: None,
     };
     task.bolt.prepare(ctx);
+    if task.bolt.has_async_output() {
+        // a first poll right away picks up output made during prepare
+        task.async_output = Some((waker, Some(Instant::now())));
+    }
     let result = task.main_loop(pending);
     task.bolt.cleanup();
     task.shared.metrics.write_now(&task.emitter);
@@ -67,13 +82,20 @@ impl BoltTask<'_, '_, '_> {
         self.handle(pending)?;
         loop {
             let now = Instant::now();
-            let until = earliest([next_tick, Some(self.shared.metrics.next_due())])
+            let async_due = self.async_output.as_ref().and_then(|(_, d)| *d);
+            let until = earliest([next_tick, Some(self.shared.metrics.next_due()), async_due])
                 .expect("metrics are always due some time");
-            match self
-                .shared
-                .in_rx
-                .recv_timeout(until.saturating_duration_since(now))
-            {
+            let received = match &self.async_output {
+                Some((waker, _)) => self
+                    .shared
+                    .in_rx
+                    .recv_deadline_or(until, || waker.is_pending()),
+                None => self
+                    .shared
+                    .in_rx
+                    .recv_timeout(until.saturating_duration_since(now)),
+            };
+            match received {
                 Ok(batch) => {
                     self.handle(batch)?;
                     let start = Instant::now();
@@ -102,8 +124,28 @@ impl BoltTask<'_, '_, '_> {
                     next_tick = Some(now + every);
                 }
             }
+            self.poll_async(now)?;
             self.shared.metrics.maybe_write(now, &self.emitter);
         }
+    }
+
+    /// Calls the bolt's `poll_async` when its waker was woken or its deadline passed, then
+    /// flushes.
+    fn poll_async(&mut self, now: Instant) -> Result<(), InstanceError> {
+        let Some((waker, deadline)) = &mut self.async_output else {
+            return Ok(());
+        };
+        let woken = waker.take();
+        if !woken && deadline.is_none_or(|d| now < d) {
+            return Ok(());
+        }
+        if self.stateful.as_ref().is_some_and(|s| !s.may_process()) {
+            return Ok(());
+        }
+        *deadline = self
+            .bolt
+            .poll_async(&mut OutputCollector::new(&mut self.emitter), now);
+        self.shared.flush(&mut self.emitter)
     }
 
     /// Executes every data tuple of a batch, then flushes.

@@ -98,6 +98,33 @@ impl<T> QueueRx<T> {
         }
     }
 
+    /// A handle that wakes this receiver from [`recv_deadline_or`](Self::recv_deadline_or).
+    pub fn unparker(&self) -> Unparker {
+        self.parker.unparker().clone()
+    }
+
+    /// Takes an item, sleeping until `deadline` for one, or until `woken()` is true (checked
+    /// before each sleep; whoever makes it true must unpark this receiver, see
+    /// [`unparker`](Self::unparker)). Returns `Timeout` on the deadline or the wake.
+    pub fn recv_deadline_or(
+        &self,
+        deadline: Instant,
+        woken: impl Fn() -> bool,
+    ) -> Result<T, RecvTimeoutError> {
+        loop {
+            match self.try_recv() {
+                Ok(item) => return Ok(item),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {
+                    if woken() || Instant::now() >= deadline {
+                        return Err(RecvTimeoutError::Timeout);
+                    }
+                    self.parker.park_deadline(deadline);
+                }
+            }
+        }
+    }
+
     /// Takes an item, sleeping at most `timeout` for one.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         let deadline = Instant::now() + timeout;
@@ -154,6 +181,24 @@ mod tests {
         }
         producer.join().unwrap();
         assert_eq!(rx.recv(), Err(RecvError), "sender gone and queue drained");
+    }
+
+    #[test]
+    fn a_wake_ends_a_deadline_receive_early() {
+        let (_tx, rx) = bounded::<u32>(1);
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (f, unparker) = (flag.clone(), rx.unparker());
+        let waker = thread::spawn(move || {
+            f.store(true, std::sync::atomic::Ordering::Release);
+            unparker.unpark();
+        });
+        let start = Instant::now();
+        let got = rx.recv_deadline_or(Instant::now() + LONG, || {
+            flag.load(std::sync::atomic::Ordering::Acquire)
+        });
+        assert_eq!(got, Err(RecvTimeoutError::Timeout));
+        assert!(start.elapsed() < LONG, "woken, not timed out");
+        waker.join().unwrap();
     }
 
     #[test]

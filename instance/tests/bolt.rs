@@ -325,3 +325,95 @@ fn unknown_component_is_refused_before_connecting() {
     );
     assert!(matches!(result, Err(InstanceError::UnknownComponent(c)) if c == "nope"));
 }
+
+/// Holds each input and hands it to a helper thread, which hands it back and wakes the
+/// executor; `poll_async` (no deadline of its own) emits and acks it.
+struct AsyncEcho {
+    waker: Option<heron_api::AsyncWaker>,
+    to_helper: Option<std::sync::mpsc::Sender<Tuple>>,
+    back: std::sync::Arc<std::sync::Mutex<Vec<Tuple>>>,
+}
+impl Bolt for AsyncEcho {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["word", "n2"]));
+    }
+    fn prepare(&mut self, ctx: &heron_api::TopologyContext) {
+        let waker = ctx
+            .async_waker()
+            .expect("the instance gives bolts a waker")
+            .clone();
+        self.waker = Some(waker.clone());
+        let (tx, rx) = std::sync::mpsc::channel::<Tuple>();
+        let back = self.back.clone();
+        std::thread::spawn(move || {
+            while let Ok(t) = rx.recv() {
+                back.lock().unwrap().push(t);
+                waker.wake();
+            }
+        });
+        self.to_helper = Some(tx);
+    }
+    fn execute(&mut self, t: &Tuple, _c: &mut OutputCollector) {
+        self.to_helper.as_ref().unwrap().send(t.clone()).unwrap();
+    }
+    fn has_async_output(&self) -> bool {
+        true
+    }
+    fn poll_async(
+        &mut self,
+        c: &mut OutputCollector,
+        _now: std::time::Instant,
+    ) -> Option<std::time::Instant> {
+        for t in self.back.lock().unwrap().drain(..) {
+            c.emit_anchored(&[&t], values![t.get_str(0).unwrap().to_uppercase(), 0]);
+            c.ack(&t);
+        }
+        None
+    }
+}
+
+#[test]
+fn async_bolt_output_is_flushed_when_its_waker_fires() {
+    let (listener, port) = listen();
+    let mut b = TopologyBuilder::new();
+    b.set_spout("src", || Src, 1);
+    b.set_bolt(
+        "upper",
+        || AsyncEcho {
+            waker: None,
+            to_helper: None,
+            back: Default::default(),
+        },
+        1,
+    )
+    .shuffle_grouping("src");
+    let mut conf = Config::new();
+    conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);
+    let t = b.build("test", conf).unwrap();
+    let plan = pplan(
+        &t,
+        &[(1, "src", 0), (3, "upper", 0)],
+        TopologyState::Running,
+    );
+    let mut options = fast_options();
+    // no timer would flush it soon: only the wake can
+    options.metrics_interval = Duration::from_secs(3600);
+    let _done = spawn_instance(t, instance_config(port, "upper", 3, None), options);
+    let mut sm = FakeStmgr::accept(&listener);
+    sm.register(StatusCode::Ok, Some(plan));
+    sm.send(&input_set(&[("a", 1, 11), ("b", 2, 12)]));
+    let sets = sm.collect(TIMEOUT, |s| {
+        data_count(s) >= 2
+            && s.iter()
+                .filter_map(|x| x.control.as_ref())
+                .map(|c| c.acks.len())
+                .sum::<usize>()
+                >= 2
+    });
+    let roots: Vec<i64> = sets
+        .iter()
+        .filter_map(|s| s.data.as_ref())
+        .flat_map(|d| d.tuples.iter().map(|t| t.roots[0].key))
+        .collect();
+    assert_eq!(roots, vec![1100, 1200], "anchored to the held inputs");
+}

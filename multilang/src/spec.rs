@@ -1,6 +1,8 @@
-//! What a shell component runs and declares (SKELETON: the protocol is not wired yet).
+//! What a shell component runs and declares, and the builders.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use heron_api::{Fields, OutputFieldsDeclarer};
 
@@ -31,7 +33,7 @@ impl ShellSpec {
         }
     }
 
-    fn declare(&self, d: &mut OutputFieldsDeclarer) {
+    pub(crate) fn declare(&self, d: &mut OutputFieldsDeclarer) {
         for (stream, fields, direct) in &self.streams {
             if *direct {
                 d.declare_direct_stream(stream, fields.clone());
@@ -99,47 +101,39 @@ macro_rules! shell_builder {
 
 /// A spout backed by a multi-lang subprocess.
 pub struct ShellSpout {
-    spec: ShellSpec,
+    pub(crate) spec: ShellSpec,
+    pub(crate) rt: Option<crate::spout::SpoutRuntime>,
+    pub(crate) restarts: Arc<AtomicU64>,
 }
 
 impl ShellSpout {
     /// A shell spout for `spec`.
     pub fn from_spec(spec: ShellSpec) -> ShellSpout {
-        ShellSpout { spec }
+        ShellSpout {
+            spec,
+            rt: None,
+            restarts: Arc::default(),
+        }
     }
 }
 
 /// A bolt backed by a multi-lang subprocess.
 pub struct ShellBolt {
-    spec: ShellSpec,
+    pub(crate) spec: ShellSpec,
+    pub(crate) rt: Option<crate::bolt::BoltRuntime>,
+    pub(crate) restarts: Arc<AtomicU64>,
 }
 
 impl ShellBolt {
     /// A shell bolt for `spec`.
     pub fn from_spec(spec: ShellSpec) -> ShellBolt {
-        ShellBolt { spec }
+        ShellBolt {
+            spec,
+            rt: None,
+            restarts: Arc::default(),
+        }
     }
 }
 
 shell_builder!(ShellSpout);
 shell_builder!(ShellBolt);
-
-impl heron_api::Spout for ShellSpout {
-    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
-        self.spec.declare(d);
-    }
-
-    fn next_tuple(&mut self, _collector: &mut heron_api::SpoutOutputCollector) {
-        // SKELETON: replaced by the protocol implementation
-    }
-}
-
-impl heron_api::Bolt for ShellBolt {
-    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
-        self.spec.declare(d);
-    }
-
-    fn execute(&mut self, _input: &heron_api::Tuple, _collector: &mut heron_api::OutputCollector) {
-        // SKELETON: replaced by the protocol implementation
-    }
-}

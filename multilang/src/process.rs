@@ -1,0 +1,397 @@
+//! The subprocess: started in its own process group with `PR_SET_PDEATHSIG = SIGKILL` (a
+//! `kill -9` of the instance takes it down too), stdin fed by a writer thread through a
+//! bounded queue, stdout decoded by a reader thread into a bounded channel (a fast
+//! subprocess blocks on its pipe: back pressure), stderr logged line by line at INFO under
+//! the component's name and its last lines kept for error reports. Killed with SIGKILL to
+//! its group when dropped.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError};
+use heron_api::AsyncWaker;
+
+use crate::codec::{CodecError, Serializer};
+use crate::node::Node;
+use crate::ShellSpec;
+
+/// Messages the reader thread may hold before the subprocess blocks on its stdout.
+const INBOX_CAPACITY: usize = 256;
+/// Messages the writer thread may hold before a send waits.
+const OUTBOX_CAPACITY: usize = 1024;
+/// Stderr lines kept for error reports.
+const STDERR_TAIL: usize = 20;
+
+/// Why talking to the subprocess failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// The command could not be started.
+    #[error("cannot start {command:?} in {dir}: {source}")]
+    Spawn {
+        /// argv.
+        command: Vec<String>,
+        /// The working directory.
+        dir: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The spec has no command.
+    #[error("the shell component has an empty command")]
+    EmptyCommand,
+    /// Reading or decoding its output failed (EOF included).
+    #[error(transparent)]
+    Read(#[from] CodecError),
+    /// Its stdin is closed (the writer thread is gone).
+    #[error("the subprocess's stdin is closed (broken pipe)")]
+    BrokenPipe,
+    /// Its stdin did not take a message within the timeout.
+    #[error("the subprocess did not read its stdin for {0:?}")]
+    WriteTimeout(Duration),
+}
+
+/// Where the subprocess runs: `spec.working_dir`, else `resources/` under the current
+/// directory when it exists, else the current directory.
+pub fn working_dir(spec: &ShellSpec) -> PathBuf {
+    if let Some(d) = &spec.working_dir {
+        return d.clone();
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let res = cwd.join("resources");
+    if res.is_dir() {
+        res
+    } else {
+        cwd
+    }
+}
+
+/// Parses `topology.environment`: a JSON object of key → value (`{"A": "1"}`; non-string
+/// values are written as JSON), or `k=v,k2=v2`.
+pub fn parse_environment(text: &str) -> Result<Vec<(String, String)>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    if t.starts_with('{') {
+        let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(t)
+            .map_err(|e| format!("topology.environment is not a JSON object: {e}"))?;
+        return Ok(v
+            .into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            })
+            .collect());
+    }
+    t.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+            _ => Err(format!("topology.environment entry {p:?} is not key=value")),
+        })
+        .collect()
+}
+
+/// The variables to set on top of the inherited environment: `topology` (from
+/// `topology.environment`) first, then the component's own, which win; a `PATH` entry is
+/// appended to the inherited `PATH`.
+pub fn environment(
+    topology: &[(String, String)],
+    component: &[(String, String)],
+) -> Vec<(String, String)> {
+    let inherited_path = std::env::var("PATH").unwrap_or_default();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, v) in topology.iter().chain(component) {
+        let v = if k == "PATH" {
+            let base = out
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PATH")
+                .map_or(inherited_path.clone(), |(_, v)| v.clone());
+            if base.is_empty() {
+                v.clone()
+            } else {
+                format!("{base}:{v}")
+            }
+        } else {
+            v.clone()
+        };
+        out.retain(|(k2, _)| k2 != k);
+        out.push((k.clone(), v));
+    }
+    out
+}
+
+/// A running subprocess.
+pub struct ShellProcess {
+    child: Child,
+    pid: i32,
+    serializer: Serializer,
+    outbox: Option<Sender<Vec<u8>>>,
+    inbox: Receiver<Result<Node, CodecError>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    started: Instant,
+    status: Option<ExitStatus>,
+}
+
+impl ShellProcess {
+    /// Starts `spec.command` for `component` (logs under that name) with `env` added, in
+    /// `dir`. `waker` is woken for each message read.
+    pub fn spawn(
+        spec: &ShellSpec,
+        component: &str,
+        dir: &Path,
+        env: &[(String, String)],
+        serializer: Serializer,
+        waker: Option<AsyncWaker>,
+    ) -> Result<ShellProcess, ProcessError> {
+        let (program, args) = spec
+            .command
+            .split_first()
+            .ok_or(ProcessError::EmptyCommand)?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // SAFETY: getpid is async-signal-safe; called before the fork.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: between fork and exec the closure only calls setpgid, prctl and getppid,
+        // which are async-signal-safe, and builds io::Errors from errno without allocating.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setpgid(0, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let sig = libc::SIGKILL as libc::c_ulong;
+                if libc::prctl(libc::PR_SET_PDEATHSIG, sig, 0, 0, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+            command: spec.command.clone(),
+            dir: dir.display().to_string(),
+            source,
+        })?;
+        let pid = child.id() as i32;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+
+        let (out_tx, out_rx) = crossbeam_channel::bounded::<Vec<u8>>(OUTBOX_CAPACITY);
+        spawn_thread(format!("{component}-stdin"), move || {
+            write_loop(stdin, out_rx)
+        });
+
+        let (in_tx, in_rx) = crossbeam_channel::bounded(INBOX_CAPACITY);
+        spawn_thread(format!("{component}-stdout"), move || {
+            let mut r = BufReader::with_capacity(64 << 10, stdout);
+            loop {
+                let msg = serializer.read(&mut r);
+                let last = msg.is_err();
+                if in_tx.send(msg).is_err() {
+                    return;
+                }
+                if let Some(w) = &waker {
+                    w.wake();
+                }
+                if last {
+                    return;
+                }
+            }
+        });
+
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let (t, name) = (tail.clone(), component.to_owned());
+        spawn_thread(format!("{component}-stderr"), move || {
+            let mut r = BufReader::new(stderr);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                        tracing::info!(component = %name, pid, "{text}");
+                        let mut q = t.lock().unwrap_or_else(|e| e.into_inner());
+                        if q.len() == STDERR_TAIL {
+                            q.pop_front();
+                        }
+                        q.push_back(text);
+                    }
+                }
+            }
+        });
+        Ok(ShellProcess {
+            child,
+            pid,
+            serializer,
+            outbox: Some(out_tx),
+            inbox: in_rx,
+            stderr: tail,
+            started: Instant::now(),
+            status: None,
+        })
+    }
+
+    /// The OS pid of the started command (also its process group id).
+    pub fn os_pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// When it was started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Queues `msg` for its stdin, waiting at most `timeout` for room.
+    pub fn send(&self, msg: &Node, timeout: Duration) -> Result<(), ProcessError> {
+        let mut bytes = Vec::new();
+        self.serializer.encode(msg, &mut bytes);
+        let tx = self.outbox.as_ref().ok_or(ProcessError::BrokenPipe)?;
+        match tx.send_timeout(bytes, timeout) {
+            Ok(()) => Ok(()),
+            Err(SendTimeoutError::Timeout(_)) => Err(ProcessError::WriteTimeout(timeout)),
+            Err(SendTimeoutError::Disconnected(_)) => Err(ProcessError::BrokenPipe),
+        }
+    }
+
+    /// The next message if one was read.
+    pub fn try_recv(&self) -> Result<Option<Node>, ProcessError> {
+        match self.inbox.try_recv() {
+            Ok(m) => Ok(Some(m?)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(CodecError::Eof.into()),
+        }
+    }
+
+    /// The next message, waiting until `deadline`; `None` when none came.
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<Option<Node>, ProcessError> {
+        match self.inbox.recv_deadline(deadline) {
+            Ok(m) => Ok(Some(m?)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(CodecError::Eof.into()),
+        }
+    }
+
+    /// The last lines it wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        let q = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        q.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Kills its process group (SIGKILL) and reaps it; returns its exit status.
+    pub fn kill(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            // Its exit status first, if it already exited by itself.
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.status = Some(s);
+            }
+            // SAFETY: kill(2) on our own child's process group (pgid = its pid > 1).
+            if self.pid > 1 {
+                unsafe {
+                    libc::kill(-self.pid, libc::SIGKILL);
+                }
+            }
+            self.outbox = None;
+            if self.status.is_none() {
+                self.status = self.child.wait().ok();
+            }
+        }
+        self.status
+    }
+
+    /// Waits up to `timeout` for it to exit by itself; its status if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.status = Some(s);
+                return Some(s);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for ShellProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn write_loop(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
+    while let Ok(bytes) = rx.recv() {
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn spawn_thread(name: String, f: impl FnOnce() + Send + 'static) {
+    if let Err(e) = std::thread::Builder::new().name(name.clone()).spawn(f) {
+        tracing::error!(thread = %name, error = %e, "cannot start a subprocess I/O thread");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_parsing_and_path_appending() {
+        assert_eq!(
+            parse_environment(r#"{"A": "1", "N": 2}"#).unwrap(),
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("N".to_string(), "2".to_string())
+            ]
+        );
+        assert_eq!(
+            parse_environment("A=1, B=x=y").unwrap(),
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("B".to_string(), "x=y".to_string())
+            ]
+        );
+        assert!(parse_environment("novalue").is_err());
+        assert!(parse_environment("{bad").is_err());
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        let env = environment(
+            &[("A".into(), "topo".into())],
+            &[
+                ("A".into(), "comp".into()),
+                ("PATH".into(), "/opt/x".into()),
+            ],
+        );
+        assert!(
+            env.contains(&("A".to_string(), "comp".to_string())),
+            "the component's wins"
+        );
+        let path = &env.iter().find(|(k, _)| k == "PATH").unwrap().1;
+        assert!(
+            path.ends_with(":/opt/x") && path.starts_with(&inherited),
+            "{path}"
+        );
+    }
+}
