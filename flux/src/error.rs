@@ -100,6 +100,14 @@ impl FluxError {
     }
 }
 
+/// Sorts problems by file, line and column.
+pub(crate) fn sort(problems: &mut [Problem]) {
+    problems.sort_by(|a, b| {
+        let key = |p: &Problem| (p.location.file.clone(), p.location.line, p.location.column);
+        key(a).cmp(&key(b))
+    });
+}
+
 impl From<Vec<Problem>> for FluxError {
     fn from(problems: Vec<Problem>) -> Self {
         FluxError::new(problems)

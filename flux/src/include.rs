@@ -68,15 +68,17 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "workerHooks",
 ];
 
-/// Reads `path`, substitutes, parses and merges its includes. Every problem found is returned.
-pub(crate) fn load(path: &Path, subst: &Substitutions<'_>) -> Result<Merged, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let Some(mut top) = read_one(path, subst, &mut problems) else {
-        return Err(problems);
-    };
+/// Reads `path`, substitutes, parses and merges its includes. Every problem found is pushed
+/// to `problems`; `None` when the file itself could not be read or parsed.
+pub(crate) fn load(
+    path: &Path,
+    subst: &Substitutions<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Merged> {
+    let mut top = read_one(path, subst, problems)?;
     let includes = std::mem::take(&mut top.includes);
     for inc in includes {
-        let Some((file, override_)) = include_target(&inc, &mut problems) else {
+        let Some((file, override_)) = include_target(&inc, problems) else {
             continue;
         };
         if !file.is_file() {
@@ -86,7 +88,7 @@ pub(crate) fn load(path: &Path, subst: &Substitutions<'_>) -> Result<Merged, Vec
             ));
             continue;
         }
-        if let Some(mut included) = read_one(&file, subst, &mut problems) {
+        if let Some(mut included) = read_one(&file, subst, problems) {
             if let Some(nested) = included.includes.first() {
                 tracing::warn!(
                     "{}: includes of an included file are ignored (Flux includes are one level deep)",
@@ -97,11 +99,7 @@ pub(crate) fn load(path: &Path, subst: &Substitutions<'_>) -> Result<Merged, Vec
             merge(&mut top, included, override_);
         }
     }
-    if problems.is_empty() {
-        Ok(top)
-    } else {
-        Err(problems)
-    }
+    Some(top)
 }
 
 /// The file an `includes` entry names (resolved against the including file's folder) and its
@@ -185,7 +183,17 @@ fn read_one(path: &Path, subst: &Substitutions<'_>, problems: &mut Vec<Problem>)
             return None;
         }
     };
-    let text = match subst.apply(path, &text) {
+    from_text(path, &text, subst, problems)
+}
+
+/// [`read_one`] of `text` as the contents of `path`.
+pub(crate) fn from_text(
+    path: &Path,
+    text: &str,
+    subst: &Substitutions<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Merged> {
+    let text = match subst.apply(path, text) {
         Ok(t) => t,
         Err(mut p) => {
             problems.append(&mut p);

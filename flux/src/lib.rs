@@ -130,6 +130,21 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<FluxTopology, FluxErro
         env_filter: options.env_filter,
         env: &env,
     };
-    let merged = include::load(path, &subst)?;
-    Ok(validate::interpret(merged)?)
+    let mut problems = Vec::new();
+    let merged = include::load(path, &subst, &mut problems);
+    let topology = match merged.map(validate::interpret) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(mut p)) => {
+            problems.append(&mut p);
+            None
+        }
+        None => None,
+    };
+    match topology {
+        Some(t) if problems.is_empty() => Ok(t),
+        _ => {
+            error::sort(&mut problems);
+            Err(FluxError::new(problems))
+        }
+    }
 }

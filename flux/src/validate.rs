@@ -801,3 +801,6 @@ fn mark_direct_streams(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
