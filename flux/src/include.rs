@@ -54,6 +54,8 @@ pub(crate) struct Merged {
     pub streams: Vec<Entry>,
     /// `includes` entries (only read from the top file).
     includes: Vec<Entry>,
+    /// The file has a (refused) `topologySource`, so no `spouts` is not a problem of its own.
+    pub topology_source: bool,
 }
 
 const TOP_LEVEL_KEYS: &[&str] = &[
@@ -247,14 +249,19 @@ pub(crate) fn from_text(
             "name" => out.name = Some(entry()),
             "config" => match &v.value {
                 Value::Null => {}
-                Value::Map(entries) => out.config.extend(entries.iter().map(|(k, v)| ConfigEntry {
-                    file: path.to_path_buf(),
-                    key: k.clone(),
-                    value: v.clone(),
-                })),
+                Value::Map(entries) => {
+                    out.config.extend(entries.iter().map(|(k, v)| ConfigEntry {
+                        file: path.to_path_buf(),
+                        key: k.clone(),
+                        value: v.clone(),
+                    }))
+                }
                 _ => problems.push(Problem::new(
                     v.at(path),
-                    format!("`config` must be a mapping of keys to values, not {}", v.kind()),
+                    format!(
+                        "`config` must be a mapping of keys to values, not {}",
+                        v.kind()
+                    ),
                 )),
             },
             "components" => out.components = list(problems),
@@ -262,17 +269,23 @@ pub(crate) fn from_text(
             "bolts" => out.bolts = list(problems),
             "streams" => out.streams = list(problems),
             "includes" => out.includes = list(problems),
-            "topologySource" => problems.push(Problem::new(
+            "topologySource" => {
+                out.topology_source = true;
+                problems.push(Problem::new(
                 at,
                 "`topologySource` builds the topology with a Java class, which heron-rs cannot run: describe the spouts, bolts and streams in this file instead",
-            )),
+                ));
+            }
             "workerHooks" => problems.push(Problem::new(
                 at,
                 "`workerHooks` are Java classes, which heron-rs cannot run",
             )),
             other => problems.push(Problem::new(
                 at,
-                format!("unknown top-level key {other:?} (expected one of {})", TOP_LEVEL_KEYS.join(", ")),
+                format!(
+                    "unknown top-level key {other:?} (expected one of {})",
+                    TOP_LEVEL_KEYS.join(", ")
+                ),
             )),
         }
     }
@@ -297,6 +310,7 @@ pub(crate) fn merge(base: &mut Merged, inc: Merged, override_: bool) {
             None => base.config.push(c),
         }
     }
+    base.topology_source |= inc.topology_source;
     merge_by_id(&mut base.components, inc.components, override_);
     merge_by_id(&mut base.spouts, inc.spouts, override_);
     merge_by_id(&mut base.bolts, inc.bolts, override_);

@@ -84,7 +84,7 @@ pub(crate) fn interpret(m: Merged) -> Result<FluxTopology, Vec<Problem>> {
         .filter_map(|e| stream(e, &components, &broken, &mut problems))
         .collect();
     mark_direct_streams(&streams, &mut components, &mut problems);
-    if m.spouts.is_empty() {
+    if m.spouts.is_empty() && !m.topology_source {
         problems.push(Problem::new(
             Location::file(&m.file),
             "the topology has no `spouts`",
