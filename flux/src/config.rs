@@ -195,7 +195,9 @@ mod tests {
     use super::*;
     use crate::yaml;
 
-    fn build(text: &str) -> Result<(Config, Vec<(String, String)>), Vec<Problem>> {
+    type Env = Vec<(String, String)>;
+
+    fn build(text: &str) -> Result<(Config, Env), Vec<Problem>> {
         let f = Path::new("t.yaml");
         let doc = yaml::parse(f, text).unwrap();
         let mut b = ConfigBuilder::default();

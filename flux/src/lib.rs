@@ -27,7 +27,7 @@
 //! # What runs
 //!
 //! - `name` (required), `config`, `spouts`, `bolts`, `streams`, `includes` (`file` relative to
-//!   the including file's folder, with or without `override`; see [`include`](self#includes)).
+//!   the including file's folder, with or without `override`; see [Includes](#includes)).
 //! - Spouts `org.apache.storm.flux.wrappers.spouts.FluxShellSpout` and bolts
 //!   `org.apache.storm.flux.wrappers.bolts.FluxShellBolt`, with `constructorArgs`
 //!   `[[command, args...]]` or `[[command, args...], [output fields...]]` (the two
@@ -41,7 +41,7 @@
 //!   subscription to it must be `DIRECT`.
 //! - `${key}`, `${key[i]}` from the `--filter` properties file and `${ENV-NAME}` with
 //!   `--env-filter` ([`LoadOptions`]). An undefined one is an error (Flux only warns).
-//! - `config` values as described in [`config`](self#config).
+//! - `config` values as described in [Config](#config).
 //!
 //! # What is refused, each with its line
 //!
@@ -97,6 +97,14 @@ pub use model::{
 pub use topology::FluxTopology;
 
 /// Where substitution values come from (Flux's `--filter` and `--env-filter`).
+///
+/// ```
+/// let options = heron_flux::LoadOptions {
+///     filter: Some("prod.properties".into()),
+///     ..Default::default()
+/// };
+/// assert!(!options.env_filter);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// A Java properties file whose keys replace `${key}` (and `${key[i]}`).
@@ -109,6 +117,48 @@ pub struct LoadOptions {
 ///
 /// Every problem found is reported together in the [`FluxError`]; `Ok` means every component,
 /// stream and config value can run on heron-rs.
+///
+/// ```
+/// use heron_flux::{load, FluxGrouping, LoadOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("dev.properties"), "split.parallelism = 2\n")?;
+/// let file = dir.path().join("wc.yaml");
+/// std::fs::write(&file, r#"
+/// name: word-count
+/// config:
+///   topology.workers: 2
+/// spouts:
+///   - id: sentences
+///     className: org.apache.storm.flux.wrappers.spouts.FluxShellSpout
+///     constructorArgs: [[python3, sentences.py], [sentence]]
+/// bolts:
+///   - id: split
+///     className: org.apache.storm.flux.wrappers.bolts.FluxShellBolt
+///     constructorArgs: [[python3, split.py], [word]]
+///     parallelism: ${split.parallelism}
+/// streams:
+///   - from: sentences
+///     to: split
+///     grouping: {type: SHUFFLE}
+/// "#)?;
+/// let options = LoadOptions { filter: Some(dir.path().join("dev.properties")), env_filter: false };
+/// let flux = load(&file, &options)?;
+/// assert_eq!(flux.name(), "word-count");
+/// assert_eq!(flux.component("split").unwrap().parallelism, 2);
+/// assert_eq!(flux.streams()[0].grouping, FluxGrouping::Shuffle);
+/// assert_eq!(flux.config().num_stmgrs(), 2);
+///
+/// let topology = flux.build()?;
+/// assert_eq!(topology.parallelism("split"), Some(2));
+///
+/// // a problem names the file, the line and the column
+/// std::fs::write(&file, "name: wc\nspouts:\n  - id: s\n    className: com.example.MySpout\n")?;
+/// let err = load(&file, &LoadOptions::default()).unwrap_err();
+/// assert_eq!(err.problems()[0].location.line, 4);
+/// assert!(err.to_string().contains("wc.yaml:4:16: spout \"s\" is the Java class com.example.MySpout"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn load(path: &Path, options: &LoadOptions) -> Result<FluxTopology, FluxError> {
     let properties = match &options.filter {
         None => None,

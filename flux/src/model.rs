@@ -106,6 +106,14 @@ impl FluxComponent {
 }
 
 /// A Flux grouping type (every one but `CUSTOM`, which needs a Java class).
+///
+/// ```
+/// use heron_flux::FluxGrouping;
+/// let g = FluxGrouping::Fields(vec!["word".into()]);
+/// assert_eq!(g.name(), "FIELDS");
+/// assert_eq!(g.to_heron().name(), "FIELDS");
+/// assert_eq!(FluxGrouping::Global.to_heron().name(), "LOWEST");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FluxGrouping {
     /// `SHUFFLE`.

@@ -11,6 +11,16 @@ use crate::model::{ComponentKind, FluxComponent, FluxStream};
 ///
 /// Made by [`load`](crate::load); [`build`](Self::build) turns it into a [`HeronTopology`]
 /// whose spouts and bolts are heron-multilang [`ShellSpout`]s and [`ShellBolt`]s.
+///
+/// ```no_run
+/// let flux = heron_flux::load("wordcount.yaml".as_ref(), &Default::default())?;
+/// for bolt in flux.bolts() {
+///     println!("{} x{} runs {:?}", bolt.id, bolt.parallelism, bolt.command);
+/// }
+/// // everything on this machine: run the shell components in the Flux file's folder
+/// let topology = flux.build_in(flux.resources_dir())?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct FluxTopology {
     name: String,

@@ -2,6 +2,7 @@ use std::path::Path;
 
 use super::*;
 use crate::include;
+use crate::model::FluxGrouping;
 use crate::subst::Substitutions;
 
 const SPOUT: &str = "org.apache.storm.flux.wrappers.spouts.FluxShellSpout";
