@@ -202,3 +202,47 @@ fn a_missing_file() {
         "{e}"
     );
 }
+
+#[test]
+fn a_missing_include_names_the_include_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.yaml");
+    std::fs::write(
+        &main,
+        "name: m\nincludes:\n  - file: parts/missing.yaml\nspouts:\n  - id: s\n    className: org.apache.storm.flux.wrappers.spouts.FluxShellSpout\n    constructorArgs: [[python3, s.py], [x]]\n",
+    )
+    .unwrap();
+    let e = load(&main, &LoadOptions::default()).unwrap_err();
+    assert_eq!(e.problems().len(), 1, "{e}");
+    assert_eq!(e.problems()[0].location.line, 3);
+    let want = format!(
+        "included file {} does not exist",
+        dir.path().join("parts/missing.yaml").display()
+    );
+    assert_eq!(e.problems()[0].message, want);
+}
+
+#[test]
+fn problems_in_an_included_file_name_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.yaml"),
+        "name: m\nincludes:\n  - {file: bolts.yaml}\nspouts:\n  - id: s\n    className: org.apache.storm.flux.wrappers.spouts.FluxShellSpout\n    constructorArgs: [[python3, s.py], [x]]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bolts.yaml"),
+        "includes:\n  - {file: ignored.yaml}\nbolts:\n  - id: b\n    className: com.example.JavaBolt\n",
+    )
+    .unwrap();
+    let e = load(&dir.path().join("main.yaml"), &LoadOptions::default()).unwrap_err();
+    assert_eq!(e.problems().len(), 1, "{e}");
+    let p = &e.problems()[0];
+    assert!(p.location.file.ends_with("bolts.yaml"), "{e}");
+    assert_eq!(p.location.line, 5);
+    assert!(
+        p.message
+            .starts_with("bolt \"b\" is the Java class com.example.JavaBolt"),
+        "{e}"
+    );
+}
