@@ -11,7 +11,7 @@
 //! | `topology.acker.executors` | `topology.reliability.mode`, unless that (or `topology.acking`) is set: `0` → `ATMOST_ONCE`, more → `ATLEAST_ONCE`; **unset → `ATLEAST_ONCE`** |
 //! | `topology.tick.tuple.freq.secs` | also `topology.tick.tuple.freq.ms` (× 1000) unless that is set |
 //! | `topology.environment` | a mapping, stored as JSON and given to every shell subprocess as environment variables |
-//! | `topology.multilang.serializer` | only `org.apache.storm.multilang.JsonSerializer` (the multi-lang host speaks JSON) |
+//! | `topology.multilang.serializer` | JSON (`org.apache.storm.multilang.JsonSerializer`, the default) or pystorm's msgpack (`msgpack`, `*.MsgpackSerializer`); anything else is refused |
 //! | `topology.max.spout.pending`, `topology.message.timeout.secs`, `topology.subprocess.timeout.secs`, `topology.shellbolt.max.pending` | kept; must be whole numbers |
 //! | `topology.debug`, `topology.enable.message.timeouts` | kept; must be booleans |
 //!
@@ -43,8 +43,6 @@ pub const TOPOLOGY_MULTILANG_SERIALIZER: &str = "topology.multilang.serializer";
 pub const TOPOLOGY_SUBPROCESS_TIMEOUT_SECS: &str = "topology.subprocess.timeout.secs";
 /// Storm's `topology.shellbolt.max.pending`.
 pub const TOPOLOGY_SHELLBOLT_MAX_PENDING: &str = "topology.shellbolt.max.pending";
-/// The one multi-lang serializer heron-rs speaks.
-pub const JSON_SERIALIZER: &str = "org.apache.storm.multilang.JsonSerializer";
 
 const WHOLE_NUMBER_KEYS: &[&str] = &[
     TOPOLOGY_WORKERS,
@@ -116,12 +114,11 @@ impl ConfigBuilder {
                     return;
                 }
             }
-            TOPOLOGY_MULTILANG_SERIALIZER if text != JSON_SERIALIZER => {
-                problems.push(Problem::new(
-                    at,
-                    format!("config {key} is {text:?}: heron-rs speaks only the JSON multi-lang protocol ({JSON_SERIALIZER})"),
-                ));
-                return;
+            TOPOLOGY_MULTILANG_SERIALIZER => {
+                if let Err(e) = heron_multilang::Serializer::from_name(Some(&text)) {
+                    problems.push(Problem::new(at, format!("config {key}: {e}")));
+                    return;
+                }
             }
             TOPOLOGY_ENVIRONMENT => {
                 let Some(entries) = value.as_map() else {
@@ -282,7 +279,7 @@ mod tests {
     #[test]
     fn wrong_values_are_reported_with_their_lines() {
         let errs = build(
-            "topology.workers: many\ntopology.debug: 3\ntopology.reliability.mode: SOMETIMES\ntopology.multilang.serializer: org.apache.storm.multilang.MsgPackSerializer\ntopology.environment: [a]\n",
+            "topology.workers: many\ntopology.debug: 3\ntopology.reliability.mode: SOMETIMES\ntopology.multilang.serializer: org.apache.storm.multilang.ProtoSerializer\ntopology.environment: [a]\n",
         )
         .unwrap_err();
         let lines: Vec<usize> = errs.iter().map(|p| p.location.line).collect();
@@ -295,6 +292,8 @@ mod tests {
             errs[0]
         );
         assert!(errs[2].message.contains("SOMETIMES"), "{}", errs[2]);
-        assert!(errs[3].message.contains("JSON multi-lang"), "{}", errs[3]);
+        assert!(errs[3].message.contains("ProtoSerializer"), "{}", errs[3]);
+        let (c, _) = build("topology.multilang.serializer: msgpack\n").unwrap();
+        assert_eq!(c.get(TOPOLOGY_MULTILANG_SERIALIZER), Some("msgpack"));
     }
 }

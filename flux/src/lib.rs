@@ -48,7 +48,7 @@
 //! Java spout or bolt classes, `components:` beans (and `ref`s to them), `topologySource`,
 //! `workerHooks`, `properties`, `factory`/`factoryArgs`, `numTasks` different from
 //! `parallelism`, `CUSTOM` groupings, `resource: true` includes, and a
-//! `topology.multilang.serializer` other than JSON.
+//! `topology.multilang.serializer` other than JSON or pystorm's msgpack.
 //!
 //! # Includes
 //!
@@ -88,7 +88,6 @@ mod yaml;
 
 use std::path::{Path, PathBuf};
 
-pub use config::JSON_SERIALIZER;
 pub use error::{FluxError, Location, Problem};
 pub use model::{
     ComponentKind, FluxComponent, FluxGrouping, FluxStream, OutputStream, FLUX_SHELL_BOLT,
