@@ -57,13 +57,13 @@
 pub mod tracker;
 
 pub use heron_api::*;
+/// Shell components: spouts and bolts backed by a subprocess speaking Storm's multi-lang
+/// protocol (pystorm, streamparse, any language).
+pub use heron_multilang::{ShellBolt, ShellSpec, ShellSpout};
 pub use heron_runtime::{
     cli_main, ctrl_c_flag, run_role_if_requested, Counters, LaunchError, LocalTopology,
     StartupFailure, SubmitRequest, Submitted,
 };
-/// Shell components: spouts and bolts backed by a subprocess speaking Storm's multi-lang
-/// protocol (pystorm, streamparse, any language).
-pub use heron_multilang::{ShellBolt, ShellSpec, ShellSpout};
 /// Replayable sources for `EFFECTIVELY_ONCE` topologies ([`heron_sources`]).
 pub use heron_sources as sources;
 pub use tracker::start_tracker_for;

@@ -42,7 +42,10 @@ fn expected_counts(n: usize) -> BTreeMap<String, u64> {
 /// first on their PATH.
 fn python_env() -> TestEnv {
     let python = support::heron_python();
-    let bin = python.parent().expect("the venv's bin directory").to_path_buf();
+    let bin = python
+        .parent()
+        .expect("the venv's bin directory")
+        .to_path_buf();
     let mut env = TestEnv::new();
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut dirs = vec![bin];
@@ -121,7 +124,7 @@ fn counts(dir: &Path, prefix: &str) -> BTreeMap<String, u64> {
 /// Waits until both spout tasks have every one of their `n` sentences acked.
 fn wait_all_acked(env: &TestEnv, name: &str, n: u64) {
     let dir = resources(env, name);
-    Wait::new(&format!("all {n} sentences acked (spout-*.json)"))
+    Wait::new(format!("all {n} sentences acked (spout-*.json)"))
         .timeout(WAIT)
         .every(Duration::from_millis(250))
         .try_until(|| {
@@ -269,7 +272,11 @@ fn a_python_bolt_that_raises_hangs_or_is_killed_is_restarted_and_its_tuples_repl
         .expect("a live split subprocess");
     let killed_at = now_secs();
     // SAFETY: kill(2) with a pid read from a file our topology wrote; no memory involved.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill -9 {pid}");
+    assert_eq!(
+        unsafe { libc::kill(pid, libc::SIGKILL) },
+        0,
+        "kill -9 {pid}"
+    );
     Wait::new("the killed split subprocess to be started again")
         .timeout(WAIT)
         .until(|| started_after(&res, task, killed_at));
@@ -278,7 +285,10 @@ fn a_python_bolt_that_raises_hangs_or_is_killed_is_restarted_and_its_tuples_repl
     // as often as it occurs, and the failed trees were replayed.
     wait_all_acked(&env, NAME, N as u64);
     let (failed, _) = spout_sum(&res, "failed");
-    assert!(failed > 0, "the subprocesses' pending tuples failed and were replayed");
+    assert!(
+        failed > 0,
+        "the subprocesses' pending tuples failed and were replayed"
+    );
     let want = expected_counts(N);
     Wait::new("every word counted at least as often as it occurs")
         .timeout(WAIT)
@@ -303,8 +313,7 @@ fn a_python_bolt_that_raises_hangs_or_is_killed_is_restarted_and_its_tuples_repl
         .every(Duration::from_millis(500))
         .until(|| {
             let got = support::http::get(tracker.addr, &format!("/topologies/exceptions?{q}"));
-            (got.status == 200 && got.body.contains("boom: split refused a sentence"))
-                .then_some(())
+            (got.status == 200 && got.body.contains("boom: split refused a sentence")).then_some(())
         });
 }
 
@@ -325,10 +334,9 @@ fn a_flux_file_generated_by_streamparse_runs_unmodified() {
     let out = env.submit(NAME, &flux, &[]);
     assert_ok(&out, "heron submit local src/wordcount.yaml");
 
-    let want: BTreeMap<String, u64> = serde_json::from_str(
-        &std::fs::read_to_string(dst.join("expected_counts.json")).unwrap(),
-    )
-    .unwrap();
+    let want: BTreeMap<String, u64> =
+        serde_json::from_str(&std::fs::read_to_string(dst.join("expected_counts.json")).unwrap())
+            .unwrap();
     let res = resources(&env, NAME);
     Wait::new("the streamparse count bolts to write exact counts")
         .timeout(WAIT)

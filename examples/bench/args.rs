@@ -33,7 +33,6 @@ impl Topology {
         }
     }
 
-
     fn parse(s: &str) -> Result<Topology, String> {
         match s {
             "const-null" => Ok(Topology::ConstNull),

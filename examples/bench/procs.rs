@@ -115,7 +115,10 @@ fn role_of(cmdline: &[u8]) -> Option<String> {
 /// shell components).
 pub fn shell_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
     let steady = |p: &ProcStat| {
-        let before = base.iter().find(|b| b.pid == p.pid).map_or(0.0, |b| b.cpu_s);
+        let before = base
+            .iter()
+            .find(|b| b.pid == p.pid)
+            .map_or(0.0, |b| b.cpu_s);
         (p.cpu_s - before).max(0.0)
     };
     let pythons: Vec<&ProcStat> = procs.iter().filter(|p| p.role == "python").collect();
@@ -294,8 +297,14 @@ mod tests {
             cpu_s,
             switches: Switches::default(),
         };
-        assert_eq!(role_of(b"python3\0/x/split.py\0").as_deref(), Some("python"));
-        assert_eq!(role_of(b"bin/heron\0heron-role\0instance\0").as_deref(), Some("instance"));
+        assert_eq!(
+            role_of(b"python3\0/x/split.py\0").as_deref(),
+            Some("python")
+        );
+        assert_eq!(
+            role_of(b"bin/heron\0heron-role\0instance\0").as_deref(),
+            Some("instance")
+        );
         assert_eq!(role_of(b"sleep\0"), None);
         let now = [
             p(10, 1, "instance", 3.0),

@@ -88,11 +88,12 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
             );
             let shell = |script: &str, fields: &[&str]| {
                 let dir = python_dir();
-                let spec = ShellBolt::new([opts.python.clone(), dir.join(script).display().to_string()])
-                    .output_fields(Fields::new(fields.iter().copied()))
-                    .working_dir(dir)
-                    .spec()
-                    .clone();
+                let spec =
+                    ShellBolt::new([opts.python.clone(), dir.join(script).display().to_string()])
+                        .output_fields(Fields::new(fields.iter().copied()))
+                        .working_dir(dir)
+                        .spec()
+                        .clone();
                 move || ShellBolt::from_spec(spec.clone())
             };
             match opts.topology {

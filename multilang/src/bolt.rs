@@ -104,6 +104,7 @@ impl BoltRuntime {
         } else {
             let values = input.values().iter().map(Node::from_value).collect();
             let id = self.pending.insert(input.clone());
+            self.shell.heartbeat.busy(now);
             tuple_msg(
                 &id,
                 Node::str(input.source_component()),
@@ -231,7 +232,11 @@ impl BoltRuntime {
         if self.system_ids.remove(id) {
             return Ok(());
         }
-        match self.pending.take(id) {
+        let released = self.pending.take(id);
+        if self.pending.is_empty() {
+            self.shell.heartbeat.idle();
+        }
+        match released {
             Some(t) if ack => c.ack(&t),
             Some(t) => c.fail(&t),
             None => {

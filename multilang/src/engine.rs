@@ -80,7 +80,10 @@ pub enum Liveness {
 
 /// Storm's heartbeat rule: a heartbeat goes out every `interval` when none is outstanding;
 /// `sync` answers it; any message counts as alive; the subprocess is hung when nothing has
-/// arrived for `timeout` while a heartbeat (or another answer) is outstanding.
+/// arrived for `timeout` while a heartbeat (or another answer) is outstanding. Stricter than
+/// Storm: work handed to the subprocess ([`busy`](Self::busy), e.g. tuples not yet acked)
+/// is outstanding too, so a subprocess that hangs on a tuple is declared hung `timeout` after
+/// its last message, not after the next heartbeat plus `timeout`.
 #[derive(Debug, Clone)]
 pub struct Heartbeat {
     interval: Duration,
@@ -88,6 +91,8 @@ pub struct Heartbeat {
     last_heard: Instant,
     /// When the outstanding heartbeat (or command) was sent.
     waiting_since: Option<Instant>,
+    /// Since when work has been outstanding (see [`busy`](Self::busy)).
+    busy_since: Option<Instant>,
     next_send: Instant,
 }
 
@@ -99,7 +104,26 @@ impl Heartbeat {
             timeout,
             last_heard: now,
             waiting_since: None,
+            busy_since: None,
             next_send: now + interval,
+        }
+    }
+
+    /// Work that expects an answer was handed over (the first of it sets the time).
+    pub fn busy(&mut self, now: Instant) {
+        self.busy_since.get_or_insert(now);
+    }
+
+    /// Every piece of work was answered.
+    pub fn idle(&mut self) {
+        self.busy_since = None;
+    }
+
+    /// Since when an answer has been expected: the older of the heartbeat and the work.
+    fn outstanding(&self) -> Option<Instant> {
+        match (self.waiting_since, self.busy_since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -128,25 +152,28 @@ impl Heartbeat {
 
     /// The decision at `now`.
     pub fn check(&self, now: Instant) -> Liveness {
-        match self.waiting_since {
-            Some(since) => {
-                let quiet = now.saturating_duration_since(self.last_heard.max(since));
-                if quiet > self.timeout {
-                    Liveness::Hung(now.saturating_duration_since(self.last_heard))
-                } else {
-                    Liveness::Fine
-                }
+        if let Some(since) = self.outstanding() {
+            let quiet = now.saturating_duration_since(self.last_heard.max(since));
+            if quiet > self.timeout {
+                return Liveness::Hung(now.saturating_duration_since(self.last_heard));
             }
-            None if now >= self.next_send => Liveness::SendHeartbeat,
-            None => Liveness::Fine,
+        }
+        if self.waiting_since.is_none() && now >= self.next_send {
+            Liveness::SendHeartbeat
+        } else {
+            Liveness::Fine
         }
     }
 
     /// When [`check`](Self::check) may next say something other than `Fine`.
     pub fn deadline(&self) -> Instant {
-        match self.waiting_since {
-            Some(since) => self.last_heard.max(since) + self.timeout + Duration::from_millis(1),
-            None => self.next_send,
+        let hung = self
+            .outstanding()
+            .map(|since| self.last_heard.max(since) + self.timeout + Duration::from_millis(1));
+        let send = self.waiting_since.is_none().then_some(self.next_send);
+        match (hung, send) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(self.next_send),
         }
     }
 }
@@ -229,6 +256,24 @@ mod tests {
             Liveness::Hung(_)
         ));
         assert!(h.deadline() <= t0 + 10 * S + Duration::from_millis(1));
+    }
+
+    #[test]
+    fn work_outstanding_counts_from_the_last_message_and_idle_clears_it() {
+        let t0 = Instant::now();
+        let mut h = Heartbeat::new(t0, 10 * S, 3 * S);
+        h.busy(t0);
+        h.heard(t0 + S); // an ack of earlier work; more work still pending
+        assert_eq!(h.deadline(), t0 + 4 * S + Duration::from_millis(1));
+        assert_eq!(h.check(t0 + 4 * S), Liveness::Fine);
+        assert!(matches!(
+            h.check(t0 + 4 * S + Duration::from_millis(1)),
+            Liveness::Hung(_)
+        ));
+        // once everything is answered, silence is not a hang (until the next heartbeat)
+        h.idle();
+        assert_eq!(h.check(t0 + 9 * S), Liveness::Fine);
+        assert_eq!(h.deadline(), t0 + 10 * S);
     }
 
     #[test]

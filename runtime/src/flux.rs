@@ -93,7 +93,9 @@ impl FluxArgs {
     /// Parses [`to_topology_args`](Self::to_topology_args)' output.
     pub fn from_topology_args(args: &[String]) -> Result<FluxArgs, String> {
         match args {
-            [flag, file, rest @ ..] if flag == FLUX_ARG => FluxArgs::from_cli(Path::new(file), rest),
+            [flag, file, rest @ ..] if flag == FLUX_ARG => {
+                FluxArgs::from_cli(Path::new(file), rest)
+            }
             _ => Err(format!(
                 "expected `{FLUX_ARG} <file> [--filter <file>] [--env-filter]`, got {args:?}"
             )),
@@ -146,7 +148,10 @@ mod tests {
         let a = FluxArgs::from_cli(Path::new("wc.yaml"), &["-e".into()]).unwrap();
         assert!(a.file.is_absolute());
         assert!(a.env_filter && a.filter.is_none());
-        assert_eq!(FluxArgs::from_topology_args(&a.to_topology_args()).unwrap(), a);
+        assert_eq!(
+            FluxArgs::from_topology_args(&a.to_topology_args()).unwrap(),
+            a
+        );
         let err = FluxArgs::from_cli(Path::new("wc.yaml"), &["--local".into()]).unwrap_err();
         assert!(err.contains("\"--local\""), "{err}");
         let err = FluxArgs::from_cli(Path::new("wc.yaml"), &["--filter".into()]).unwrap_err();

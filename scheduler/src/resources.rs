@@ -69,8 +69,14 @@ mod tests {
 
         install(src.path(), wd.path()).unwrap();
         let res = wd.path().join(RESOURCES_DIR);
-        assert_eq!(fs::read_to_string(res.join("topology.yaml")).unwrap(), "name: t\n");
-        assert_eq!(fs::read_to_string(res.join("pkg/split.py")).unwrap(), "print()\n");
+        assert_eq!(
+            fs::read_to_string(res.join("topology.yaml")).unwrap(),
+            "name: t\n"
+        );
+        assert_eq!(
+            fs::read_to_string(res.join("pkg/split.py")).unwrap(),
+            "print()\n"
+        );
         assert!(!res.join("stale.py").exists(), "the old copy is replaced");
     }
 

@@ -46,7 +46,11 @@ impl LocalCluster {
 
     /// Sets `key` to `value` in the environment of every later `heron` command (the
     /// topology's processes inherit it from `heron submit`), e.g. a `PATH` with a virtualenv.
-    pub fn set_env(&mut self, key: impl Into<std::ffi::OsString>, value: impl Into<std::ffi::OsString>) {
+    pub fn set_env(
+        &mut self,
+        key: impl Into<std::ffi::OsString>,
+        value: impl Into<std::ffi::OsString>,
+    ) {
         self.env.push((key.into(), value.into()));
     }
 
