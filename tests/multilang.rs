@@ -174,12 +174,81 @@ fn pystorm_word_count_from_a_flux_file_is_exact() {
     // nothing failed: every sentence went through once
     assert_eq!(spout_sum(&res, "failed").0, 0);
     assert_eq!(spout_sum(&res, "emitted").0, N as u64);
+    // topology.max.spout.pending (200 in the Flux file) bounds each shell spout task
+    for v in json_files(&res, "spout-") {
+        let most = v["max_in_flight"].as_u64().unwrap();
+        assert!(most > 0 && most <= 200, "max in flight {most} (pending bound 200)");
+    }
 
-    // the CLI sees it as any other topology
+    // The CLI's verbs reach the Python spouts: deactivate and activate are commands to them.
+    let heron = |verb: &str| env.heron_in(verb, "local", &[], &[NAME]);
+    let spouts_active = |want: bool| {
+        Wait::new(format!("both Python spouts to report active = {want}"))
+            .timeout(WAIT)
+            .until(|| {
+                let files = json_files(&res, "spout-");
+                (files.len() == 2 && files.iter().all(|v| v["active"] == want)).then_some(())
+            })
+    };
+    assert_ok(&heron("deactivate"), "heron deactivate");
+    spouts_active(false);
+    assert_ok(&heron("activate"), "heron activate");
+    spouts_active(true);
     let list = env.heron_in("list", "local", &[], &[]);
     assert_ok(&list, "heron list");
     assert!(String::from_utf8_lossy(&list.stdout).contains(NAME));
+    let wd = env.working_dir(NAME).expect("working dir");
+    let pids = python_pids(&wd);
+    assert_eq!(pids.len(), 6, "one Python process per task: {pids:?}");
     assert_ok(&env.kill(NAME), "heron kill");
+    Wait::new("every Python subprocess to be gone after heron kill")
+        .timeout(Duration::from_secs(20))
+        .until(|| pids.iter().all(|p| !Path::new(&format!("/proc/{p}")).exists()).then_some(()));
+}
+
+/// The live pids the shell components' subprocesses wrote into their pid directories
+/// (`<working dir>/pids/<component>-<task>/<pid>`).
+fn python_pids(wd: &Path) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for dir in std::fs::read_dir(wd.join("pids")).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            if let Ok(pid) = f.file_name().to_string_lossy().parse::<i32>() {
+                if Path::new(&format!("/proc/{pid}")).exists() {
+                    pids.push(pid);
+                }
+            }
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_bad_flux_file_is_refused_before_anything_starts() {
+    let mut env = python_env();
+    let dir = env.home().join("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let flux = dir.join("topology.yaml");
+    std::fs::write(
+        &flux,
+        "name: \"Bad\"\nspouts:\n  - id: \"kafka\"\n    className: \"org.apache.storm.kafka.KafkaSpout\"\n    parallelism: 1\nbolts:\n  - id: \"split\"\n    className: \"org.apache.storm.flux.wrappers.bolts.FluxShellBolt\"\n    constructorArgs: [[\"python3\", \"split.py\"], [\"word\"]]\nstreams:\n  - from: \"kafka\"\n    to: \"split\"\n    grouping: {type: PARTIAL_KEY}\n",
+    )
+    .unwrap();
+    let out = env.submit("Bad", &flux, &[]);
+    assert_eq!(out.status.code(), Some(1), "a refused submit exits 1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("topology.yaml:4:"), "names the file and line: {err}");
+    assert!(err.contains("org.apache.storm.kafka.KafkaSpout"), "{err}");
+    assert!(err.contains("PARTIAL_KEY"), "every problem at once: {err}");
+    assert!(env.working_dir("Bad").is_none(), "nothing was started");
+
+    // an undefined property names itself and its line; an unknown option is refused
+    std::fs::write(&flux, "name: \"${nope}\"\n").unwrap();
+    let out = env.submit("Bad", &flux, &["--env-filter"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("${nope}") && err.contains(":1:"), "{err}");
+    let out = env.submit("Bad", &flux, &["--local"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--local"), "{err}");
 }
 
 /// `split-started-<task>-<pid>.txt` files: (task, pid, start time in s).

@@ -1,6 +1,8 @@
 """A finite sentence spout: this task's share of `wc.sentences` numbered sentences, each
 emitted with its number as the message id; failed ids are emitted again. Progress goes to
-spout-<task>.json (emitted, acked and failed id counts) in the working directory."""
+spout-<task>.json in the working directory: emitted, acked and failed id counts, the most
+ids ever in flight at once (emitted, not yet acked or failed: topology.max.spout.pending
+bounds it), and whether the spout is active (activate/deactivate commands)."""
 import json
 import os
 import time
@@ -29,6 +31,9 @@ class SentenceSpout(Spout):
         self.acked = set()
         self.emitted = set()
         self.failed = 0
+        self.in_flight = set()
+        self.max_in_flight = 0
+        self.active = True
         self.path = "spout-%d.json" % me
         self.last_write = 0.0
         self.write(force=True)
@@ -41,7 +46,8 @@ class SentenceSpout(Spout):
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
             json.dump({"emitted": len(self.emitted), "acked": len(self.acked),
-                       "failed": self.failed, "total": len(self.emitted) + len(self.todo)}, f)
+                       "failed": self.failed, "total": len(self.emitted) + len(self.todo),
+                       "max_in_flight": self.max_in_flight, "active": self.active}, f)
         os.replace(tmp, self.path)
 
     def next_tuple(self):
@@ -54,16 +60,28 @@ class SentenceSpout(Spout):
             time.sleep(0.01)
             return
         self.emitted.add(i)
+        self.in_flight.add(i)
+        self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
         self.emit([sentence(i)], tup_id=i)
         self.write()
 
     def ack(self, tup_id):
+        self.in_flight.discard(tup_id)
         self.acked.add(tup_id)
         self.write(force=len(self.acked) == len(self.emitted) and not self.todo)
 
     def fail(self, tup_id):
+        self.in_flight.discard(tup_id)
         self.failed += 1
         self.retry.append(tup_id)
+
+    def activate(self):
+        self.active = True
+        self.write(force=True)
+
+    def deactivate(self):
+        self.active = False
+        self.write(force=True)
 
 
 if __name__ == "__main__":
