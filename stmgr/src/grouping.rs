@@ -179,7 +179,8 @@ mod tests {
         let t = encoded(&[], &[]);
         let firsts: std::collections::HashSet<u32> = (0..200)
             .map(|_| {
-                let g = &mut Grouping::shuffle((0..8).collect(), (0..8).collect(), (0..8).collect());
+                let g =
+                    &mut Grouping::shuffle((0..8).collect(), (0..8).collect(), (0..8).collect());
                 route(g, &t)[0]
             })
             .collect();
