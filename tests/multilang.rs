@@ -177,7 +177,10 @@ fn pystorm_word_count_from_a_flux_file_is_exact() {
     // topology.max.spout.pending (200 in the Flux file) bounds each shell spout task
     for v in json_files(&res, "spout-") {
         let most = v["max_in_flight"].as_u64().unwrap();
-        assert!(most > 0 && most <= 200, "max in flight {most} (pending bound 200)");
+        assert!(
+            most > 0 && most <= 200,
+            "max in flight {most} (pending bound 200)"
+        );
     }
 
     // The CLI's verbs reach the Python spouts: deactivate and activate are commands to them.
@@ -203,15 +206,27 @@ fn pystorm_word_count_from_a_flux_file_is_exact() {
     assert_ok(&env.kill(NAME), "heron kill");
     Wait::new("every Python subprocess to be gone after heron kill")
         .timeout(Duration::from_secs(20))
-        .until(|| pids.iter().all(|p| !Path::new(&format!("/proc/{p}")).exists()).then_some(()));
+        .until(|| {
+            pids.iter()
+                .all(|p| !Path::new(&format!("/proc/{p}")).exists())
+                .then_some(())
+        });
 }
 
 /// The live pids the shell components' subprocesses wrote into their pid directories
 /// (`<working dir>/pids/<component>-<task>/<pid>`).
 fn python_pids(wd: &Path) -> Vec<i32> {
     let mut pids = Vec::new();
-    for dir in std::fs::read_dir(wd.join("pids")).into_iter().flatten().flatten() {
-        for f in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+    for dir in std::fs::read_dir(wd.join("pids"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if let Ok(pid) = f.file_name().to_string_lossy().parse::<i32>() {
                 if Path::new(&format!("/proc/{pid}")).exists() {
                     pids.push(pid);
@@ -236,7 +251,10 @@ fn a_bad_flux_file_is_refused_before_anything_starts() {
     let out = env.submit("Bad", &flux, &[]);
     assert_eq!(out.status.code(), Some(1), "a refused submit exits 1");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("topology.yaml:4:"), "names the file and line: {err}");
+    assert!(
+        err.contains("topology.yaml:4:"),
+        "names the file and line: {err}"
+    );
     assert!(err.contains("org.apache.storm.kafka.KafkaSpout"), "{err}");
     assert!(err.contains("PARTIAL_KEY"), "every problem at once: {err}");
     assert!(env.working_dir("Bad").is_none(), "nothing was started");
@@ -245,7 +263,10 @@ fn a_bad_flux_file_is_refused_before_anything_starts() {
     std::fs::write(&flux, "name: \"${nope}\"\n").unwrap();
     let out = env.submit("Bad", &flux, &["--env-filter"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("${nope}") && err.contains(":1:"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("${nope}") && err.contains(":1:"),
+        "{err}"
+    );
     let out = env.submit("Bad", &flux, &["--local"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("--local"), "{err}");

@@ -59,6 +59,43 @@ impl<'a> SpoutOutputCollector<'a> {
         self.emitter.emit_spout(stream, Some(task), &values, msg_id)
     }
 
+    /// Emits on non-direct `stream`, with an optional message id, *pinned* to `tasks`: the
+    /// tuple carries `tasks` as its destination task ids.
+    ///
+    /// Pinned tasks steer the consumers that read `stream` with SHUFFLE, NONE or
+    /// LOCAL_OR_SHUFFLE grouping: such a consumer delivers the tuple to those of `tasks` that
+    /// are its own (any of them, local or not: LOCAL_OR_SHUFFLE loses its local preference),
+    /// and only when none are does it pick one by its round robin. FIELDS, ALL and GLOBAL
+    /// consumers ignore the pins and route as usual, and CUSTOM groupings still add their
+    /// choice, so pass the tasks those groupings pick too (as `heron_multilang::task_ids`
+    /// does) when `tasks` is meant to be the whole list of receivers. Acking is that of
+    /// [`emit_stream`](Self::emit_stream).
+    ///
+    /// ```
+    /// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
+    /// let streams = [StreamDecl { id: "default".into(), fields: Fields::new(["n"]), direct: false }];
+    /// let mut emitter = Emitter::new("numbers", 1, ReliabilityMode::AtLeastOnce, &streams);
+    /// // a shuffled consumer with tasks 7 and 8: this tuple goes to task 8
+    /// SpoutOutputCollector::new(&mut emitter).emit_pinned("default", values![1], Some(1.into()), &[8]);
+    /// let sets = emitter.take_output();
+    /// assert_eq!(sets[0].data.as_ref().unwrap().tuples[0].dest_task_ids, vec![8]);
+    /// assert_eq!(emitter.in_flight(), 1, "tracked as any emit with a message id");
+    /// ```
+    ///
+    /// # Panics
+    /// On a direct stream (use [`emit_direct`](Self::emit_direct)), an undeclared stream or
+    /// the wrong number of values.
+    pub fn emit_pinned(
+        &mut self,
+        stream: &str,
+        values: Values,
+        msg_id: Option<MessageId>,
+        tasks: &[i32],
+    ) {
+        self.emitter
+            .emit_spout_pinned(stream, &values, msg_id, tasks)
+    }
+
     /// Reports an error (logged by the runtime).
     pub fn report_error(&mut self, message: &str) {
         self.emitter.report_error(message)
@@ -126,6 +163,37 @@ impl<'a> OutputCollector<'a> {
     /// Emits on direct `stream` to consumer task `task`, anchored to `anchors`.
     pub fn emit_direct(&mut self, task: i32, stream: &str, anchors: &[&Tuple], values: Values) {
         self.emitter.emit_bolt(stream, Some(task), anchors, &values)
+    }
+
+    /// Emits on non-direct `stream`, anchored to `anchors` (empty: unanchored), *pinned* to
+    /// `tasks`: the tuple carries `tasks` as its destination task ids.
+    ///
+    /// Pinned tasks steer the consumers that read `stream` with SHUFFLE, NONE or
+    /// LOCAL_OR_SHUFFLE grouping: such a consumer delivers the tuple to those of `tasks` that
+    /// are its own (any of them, local or not: LOCAL_OR_SHUFFLE loses its local preference),
+    /// and only when none are does it pick one by its round robin. FIELDS, ALL and GLOBAL
+    /// consumers ignore the pins and route as usual, and CUSTOM groupings still add their
+    /// choice, so pass the tasks those groupings pick too (as `heron_multilang::task_ids`
+    /// does) when `tasks` is meant to be the whole list of receivers. Anchoring and acking
+    /// are those of [`emit_stream`](Self::emit_stream).
+    ///
+    /// ```
+    /// use heron_api::{values, Emitter, Fields, OutputCollector, ReliabilityMode, StreamDecl, Tuple};
+    /// let streams = [StreamDecl { id: "default".into(), fields: Fields::new(["w"]), direct: false }];
+    /// let mut emitter = Emitter::new("split", 2, ReliabilityMode::AtLeastOnce, &streams);
+    /// let input = Tuple::new("spout", "default", 1, Fields::new(["line"]), values!["a"]);
+    /// // a shuffled consumer with tasks 10 and 11: this tuple goes to task 11
+    /// OutputCollector::new(&mut emitter).emit_pinned("default", &[&input], values!["a"], &[11]);
+    /// let sets = emitter.take_output();
+    /// assert_eq!(sets[0].data.as_ref().unwrap().tuples[0].dest_task_ids, vec![11]);
+    /// ```
+    ///
+    /// # Panics
+    /// On a direct stream (use [`emit_direct`](Self::emit_direct)), an undeclared stream or
+    /// the wrong number of values.
+    pub fn emit_pinned(&mut self, stream: &str, anchors: &[&Tuple], values: Values, tasks: &[i32]) {
+        self.emitter
+            .emit_bolt_pinned(stream, anchors, &values, tasks)
     }
 
     /// Acks an input tuple.

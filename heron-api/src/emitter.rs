@@ -94,6 +94,22 @@ impl InFlight {
     }
 }
 
+/// Where an emitted tuple goes: by the consumers' groupings (and custom groupings' choice),
+/// to one task of a direct stream, or pinned to tasks on a non-direct stream.
+#[derive(Clone, Copy)]
+enum Dest<'a> {
+    Grouped,
+    Direct(i32),
+    Pinned(&'a [i32]),
+}
+
+impl From<Option<i32>> for Dest<'_> {
+    #[inline]
+    fn from(direct: Option<i32>) -> Self {
+        direct.map_or(Dest::Grouped, Dest::Direct)
+    }
+}
+
 /// A fast per-task PRNG (wyrand) for root keys, seeded from the OS.
 struct KeyRng(u64);
 
@@ -259,13 +275,7 @@ impl Emitter {
     }
 
     /// Validates and queues one data tuple; returns its stream's index.
-    fn push(
-        &mut self,
-        stream: &str,
-        direct: Option<i32>,
-        values: &[Value],
-        roots: &[(i32, i64)],
-    ) -> usize {
+    fn push(&mut self, stream: &str, dest: Dest, values: &[Value], roots: &[(i32, i64)]) -> usize {
         let si = self.stream_index(stream);
         let out = &mut self.streams[si];
         if values.len() != out.decl.fields.len() {
@@ -278,19 +288,29 @@ impl Emitter {
             );
         }
         self.dests.clear();
-        match (direct, out.decl.direct) {
-            (Some(task), true) => self.dests.push(task),
-            (None, false) => {
+        match (dest, out.decl.direct) {
+            (Dest::Direct(task), true) => self.dests.push(task),
+            (Dest::Grouped, false) => {
                 for g in &mut out.custom {
                     self.dests.extend(g.choose_tasks(values));
                 }
             }
-            (Some(_), false) => panic!(
+            (Dest::Pinned(tasks), false) => {
+                self.dests.extend_from_slice(tasks);
+                for g in &mut out.custom {
+                    self.dests.extend(g.choose_tasks(values));
+                }
+            }
+            (Dest::Direct(_), false) => panic!(
                 "component {:?} used emit_direct on stream {stream:?}, which is not declared direct",
                 self.component
             ),
-            (None, true) => panic!(
+            (Dest::Grouped, true) => panic!(
                 "component {:?} emitted on direct stream {stream:?} without emit_direct",
+                self.component
+            ),
+            (Dest::Pinned(_), true) => panic!(
+                "component {:?} used emit_pinned on direct stream {stream:?}; use emit_direct",
                 self.component
             ),
         }
@@ -338,6 +358,7 @@ impl Emitter {
     /// A spout emit. With a message id: in `ATLEAST_ONCE` mode the tuple gets a fresh root
     /// and is tracked until acked, failed or expired; otherwise the id is queued for an
     /// immediate `ack` (see [`take_immediate_acks`](Self::take_immediate_acks)).
+    /// `direct`: the consumer task of an emit on a direct stream (`None` on other streams).
     pub fn emit_spout(
         &mut self,
         stream: &str,
@@ -345,6 +366,28 @@ impl Emitter {
         values: &[Value],
         msg_id: Option<MessageId>,
     ) {
+        self.spout_to(stream, Dest::from(direct), values, msg_id)
+    }
+
+    /// A spout emit on a non-direct `stream` pinned to `tasks`: the tuple's
+    /// `dest_task_ids` are `tasks` (then any custom grouping's choice), which the stream
+    /// manager honours on SHUFFLE, NONE and local-or-shuffle consumers; see
+    /// [`SpoutOutputCollector::emit_pinned`](crate::SpoutOutputCollector::emit_pinned).
+    /// Tracking and acking as [`emit_spout`](Self::emit_spout).
+    ///
+    /// # Panics
+    /// On a direct stream, and on the misuses [`emit_spout`](Self::emit_spout) panics on.
+    pub fn emit_spout_pinned(
+        &mut self,
+        stream: &str,
+        values: &[Value],
+        msg_id: Option<MessageId>,
+        tasks: &[i32],
+    ) {
+        self.spout_to(stream, Dest::Pinned(tasks), values, msg_id)
+    }
+
+    fn spout_to(&mut self, stream: &str, dest: Dest, values: &[Value], msg_id: Option<MessageId>) {
         match msg_id {
             Some(msg) if self.mode.is_acking() => {
                 let key = loop {
@@ -353,22 +396,23 @@ impl Emitter {
                         break k;
                     }
                 };
-                let si = self.push(stream, direct, values, &[(self.task_id, key)]);
+                let si = self.push(stream, dest, values, &[(self.task_id, key)]);
                 self.in_flight.insert(key, msg, Instant::now(), si);
             }
             Some(msg) => {
-                let si = self.push(stream, direct, values, &[]);
+                let si = self.push(stream, dest, values, &[]);
                 self.streams[si].tally.acked += 1;
                 self.immediate_acks.push(msg);
             }
             None => {
-                self.push(stream, direct, values, &[]);
+                self.push(stream, dest, values, &[]);
             }
         }
     }
 
     /// A bolt emit anchored to `anchors` (none: unanchored). In `ATLEAST_ONCE` mode the tuple
-    /// carries the union of the anchors' roots.
+    /// carries the union of the anchors' roots. `direct`: the consumer task of an emit on a
+    /// direct stream (`None` on other streams).
     pub fn emit_bolt(
         &mut self,
         stream: &str,
@@ -376,6 +420,28 @@ impl Emitter {
         anchors: &[&Tuple],
         values: &[Value],
     ) {
+        self.bolt_to(stream, Dest::from(direct), anchors, values)
+    }
+
+    /// A bolt emit on a non-direct `stream` pinned to `tasks`, anchored as
+    /// [`emit_bolt`](Self::emit_bolt): the tuple's `dest_task_ids` are `tasks` (then any
+    /// custom grouping's choice), which the stream manager honours on SHUFFLE, NONE and
+    /// local-or-shuffle consumers; see
+    /// [`OutputCollector::emit_pinned`](crate::OutputCollector::emit_pinned).
+    ///
+    /// # Panics
+    /// On a direct stream, and on the misuses [`emit_bolt`](Self::emit_bolt) panics on.
+    pub fn emit_bolt_pinned(
+        &mut self,
+        stream: &str,
+        anchors: &[&Tuple],
+        values: &[Value],
+        tasks: &[i32],
+    ) {
+        self.bolt_to(stream, Dest::Pinned(tasks), anchors, values)
+    }
+
+    fn bolt_to(&mut self, stream: &str, dest: Dest, anchors: &[&Tuple], values: &[Value]) {
         let mut roots = std::mem::take(&mut self.roots);
         roots.clear();
         if self.mode.is_acking() {
@@ -387,7 +453,7 @@ impl Emitter {
                 }
             }
         }
-        self.push(stream, direct, values, &roots);
+        self.push(stream, dest, values, &roots);
         self.roots = roots;
     }
 

@@ -15,7 +15,7 @@ use crate::engine::{Liveness, Pending};
 use crate::message::{heartbeat_msg, task_ids_msg, tuple_msg, Emit, ShellMsg};
 use crate::node::Node;
 use crate::shell::{Shell, MAX_PENDING_KEY};
-use crate::task_ids::task_ids;
+use crate::task_ids::{task_ids, PinState};
 use crate::{ShellBolt, ShellSpec};
 
 /// Storm's `topology.shellbolt.max.pending` default.
@@ -27,6 +27,8 @@ pub(crate) struct BoltRuntime {
     /// Ids of tick tuples and heartbeats written and not yet acked (acks are swallowed).
     system_ids: HashSet<String>,
     max_pending: usize,
+    /// The round robins of `need_task_ids` answers on shuffled streams.
+    pins: PinState,
 }
 
 /// Checks an emit against the declared streams before it reaches the emitter (which panics
@@ -72,6 +74,7 @@ impl BoltRuntime {
             pending: Pending::default(),
             system_ids: HashSet::new(),
             max_pending,
+            pins: PinState::default(),
         }
     }
 
@@ -261,18 +264,24 @@ impl BoltRuntime {
             }
         }
         let values: Vec<Value> = e.tuple.iter().map(Node::to_value).collect();
-        let tasks = if e.need_task_ids && !direct {
-            Some(task_ids(&self.shell.ctx, &e.stream, fields, &values).map_err(|u| u.to_string())?)
+        let answer = if e.need_task_ids && !direct {
+            let ctx = &self.shell.ctx;
+            Some(
+                task_ids(ctx, &mut self.pins, &e.stream, fields, &values)
+                    .map_err(|u| u.to_string())?,
+            )
         } else {
             None
         };
-        match e.task {
-            Some(task) => c.emit_direct(task, &e.stream, &anchors, values),
-            None => c.emit_ref(&e.stream, &anchors, &values),
+        match (e.task, &answer) {
+            (Some(task), _) => c.emit_direct(task, &e.stream, &anchors, values),
+            // the answer holds only if the tuple goes where it says
+            (None, Some(a)) if a.pinned => c.emit_pinned(&e.stream, &anchors, values, &a.tasks),
+            (None, _) => c.emit_ref(&e.stream, &anchors, &values),
         }
-        if let Some(tasks) = tasks {
+        if let Some(a) = answer {
             self.shell
-                .send(&task_ids_msg(&tasks))
+                .send(&task_ids_msg(&a.tasks))
                 .map_err(|e| e.to_string())?;
         }
         Ok(())

@@ -38,9 +38,14 @@
 //!   context's [`heron_api::AsyncWaker`].
 //! - Spouts: `next` / `ack` / `fail` / `activate` / `deactivate` commands answered by `sync`;
 //!   message ids go back in the JSON type the subprocess gave them.
-//! - `need_task_ids`: answered from the plan for FIELDS, ALL, GLOBAL and direct emits; a
-//!   stream read with SHUFFLE / NONE / LOCAL_OR_SHUFFLE / CUSTOM grouping cannot be
-//!   answered, and such an emit is treated as misbehaviour (error report naming the stream).
+//! - `need_task_ids` (absent means true, as Storm's own adapters send it): answered from
+//!   the plan for FIELDS, ALL, GLOBAL and direct emits. For SHUFFLE / NONE /
+//!   LOCAL_OR_SHUFFLE consumers the host *pins* the tuple: it picks the task by its own
+//!   round robin per (stream, consumer) and emits with
+//!   [`heron_api::OutputCollector::emit_pinned`], so the stream manager delivers it exactly
+//!   there (LOCAL_OR_SHUFFLE tuples so emitted lose their local preference); see
+//!   [`task_ids`]. A stream read with CUSTOM grouping cannot be answered, and such an emit
+//!   is treated as misbehaviour (error report naming the stream).
 //! - Death, hang or misbehaviour (EOF, bad output, unknown command or tuple id, emit on an
 //!   undeclared stream or with the wrong number of values): the error is reported through
 //!   the collector, every pending input fails, the process group is killed and restarted
@@ -67,4 +72,4 @@ pub use node::Node;
 pub use process::{parse_environment, ProcessError};
 pub use shell::{ENVIRONMENT_KEY, MAX_PENDING_KEY, TIMEOUT_KEY};
 pub use spec::{ShellBolt, ShellSpec, ShellSpout};
-pub use task_ids::{task_ids, Unanswerable};
+pub use task_ids::{task_ids, PinState, TaskIds, Unanswerable};

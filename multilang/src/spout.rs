@@ -16,7 +16,7 @@ use crate::bolt::check_emit;
 use crate::message::{command_msg, task_ids_msg, Emit, ShellMsg};
 use crate::node::Node;
 use crate::shell::Shell;
-use crate::task_ids::task_ids;
+use crate::task_ids::{task_ids, PinState};
 use crate::{ShellSpec, ShellSpout};
 
 /// An emit made while no collector was at hand (during ack, fail, activate, deactivate),
@@ -24,6 +24,8 @@ use crate::{ShellSpec, ShellSpout};
 struct Deferred {
     stream: String,
     task: Option<i32>,
+    /// The tasks of a pinned emit (a `need_task_ids` answer on a shuffled stream).
+    pinned: Option<Vec<i32>>,
     values: Vec<Value>,
     msg: Option<MessageId>,
 }
@@ -35,6 +37,8 @@ pub(crate) struct SpoutRuntime {
     next_msg: i64,
     deferred: Vec<Deferred>,
     active: bool,
+    /// The round robins of `need_task_ids` answers on shuffled streams.
+    pins: PinState,
 }
 
 impl SpoutRuntime {
@@ -46,6 +50,7 @@ impl SpoutRuntime {
             deferred: Vec::new(),
             // the instance calls `deactivate` right after `open` when the topology is not running
             active: true,
+            pins: PinState::default(),
         };
         rt.start(Instant::now());
         rt
@@ -124,8 +129,12 @@ impl SpoutRuntime {
     fn emit(&mut self, e: Emit, c: Option<&mut SpoutOutputCollector>) -> Result<(), String> {
         let (fields, direct) = check_emit(&self.shell.spec, &e)?;
         let values: Vec<Value> = e.tuple.iter().map(Node::to_value).collect();
-        let tasks = if e.need_task_ids && !direct {
-            Some(task_ids(&self.shell.ctx, &e.stream, fields, &values).map_err(|u| u.to_string())?)
+        let answer = if e.need_task_ids && !direct {
+            let ctx = &self.shell.ctx;
+            Some(
+                task_ids(ctx, &mut self.pins, &e.stream, fields, &values)
+                    .map_err(|u| u.to_string())?,
+            )
         } else {
             None
         };
@@ -135,21 +144,25 @@ impl SpoutRuntime {
             self.ids.insert(seq, (self.shell.incarnation, id));
             Value::Int(seq)
         });
+        // the answer holds only if the tuple goes where it says
+        let pinned = answer.as_ref().filter(|a| a.pinned).map(|a| &a.tasks);
         match c {
-            Some(c) => match e.task {
-                Some(task) => c.emit_direct(task, &e.stream, values, msg),
-                None => c.emit_stream(&e.stream, values, msg),
+            Some(c) => match (e.task, pinned) {
+                (Some(task), _) => c.emit_direct(task, &e.stream, values, msg),
+                (None, Some(tasks)) => c.emit_pinned(&e.stream, values, msg, tasks),
+                (None, None) => c.emit_stream(&e.stream, values, msg),
             },
             None => self.deferred.push(Deferred {
                 stream: e.stream,
                 task: e.task,
+                pinned: pinned.cloned(),
                 values,
                 msg,
             }),
         }
-        if let Some(tasks) = tasks {
+        if let Some(a) = answer {
             self.shell
-                .send(&task_ids_msg(&tasks))
+                .send(&task_ids_msg(&a.tasks))
                 .map_err(|e| e.to_string())?;
         }
         Ok(())
@@ -157,9 +170,10 @@ impl SpoutRuntime {
 
     fn next_tuple(&mut self, c: &mut SpoutOutputCollector) {
         for d in self.deferred.drain(..) {
-            match d.task {
-                Some(t) => c.emit_direct(t, &d.stream, d.values, d.msg),
-                None => c.emit_stream(&d.stream, d.values, d.msg),
+            match (d.task, &d.pinned) {
+                (Some(t), _) => c.emit_direct(t, &d.stream, d.values, d.msg),
+                (None, Some(tasks)) => c.emit_pinned(&d.stream, d.values, d.msg, tasks),
+                (None, None) => c.emit_stream(&d.stream, d.values, d.msg),
             }
         }
         if self.start(Instant::now()) {

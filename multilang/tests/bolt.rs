@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use heron_api::{Config, Fields, GroupingKind, Value};
-use heron_multilang::ShellBolt;
+use heron_multilang::{PinState, ShellBolt};
 
 fn bolt(py: &str, script_name: &str, fields: &[&str]) -> ShellBolt {
     ShellBolt::new(script(py, script_name))
@@ -225,14 +225,16 @@ fn need_task_ids_is_answered_from_the_plan_for_fields_grouping() {
     for w in ["alpha", "beta", "gamma", "delta"] {
         let t = h.input(w);
         h.execute(&t);
-        let tasks = heron_multilang::task_ids(
+        let answer = heron_multilang::task_ids(
             &h.ctx,
+            &mut PinState::default(),
             "default",
             &Fields::new(["word", "tasks"]),
             &[Value::from(w), Value::from("")],
         )
         .unwrap();
-        expected.push((w, tasks));
+        assert!(!answer.pinned);
+        expected.push((w, answer.tasks));
     }
     h.wait_for("4 answers", LONG, |s, _| s.on("answers").len() == 4);
     for (o, (w, tasks)) in h.seen.on("answers").iter().zip(&expected) {
@@ -241,27 +243,55 @@ fn need_task_ids_is_answered_from_the_plan_for_fields_grouping() {
         assert_eq!(tasks.len(), 1);
         assert!([10, 11].contains(&tasks[0]));
     }
+    for o in h.seen.on("default") {
+        assert!(o.dests.is_empty(), "fields grouping needs no pin: {o:?}");
+    }
 }
 
 #[test]
-fn need_task_ids_on_a_shuffled_stream_is_refused_with_a_clear_error() {
+fn need_task_ids_on_a_shuffled_stream_is_answered_by_pinning_the_tuple() {
     let Some(py) = python() else { return };
     let b = ShellBolt::new(script(&py, "task_ids_bolt.py"))
         .working_dir(scripts_dir())
         .output_fields(Fields::new(["word", "tasks"]))
         .named_stream("answers", Fields::new(["word", "tasks"]));
+    // the sink (tasks 10, 11) reads both streams with SHUFFLE
     let mut h = BoltHarness::new(b, Config::new());
-    let t = h.input("x");
-    h.execute(&t);
-    h.wait_for("the refusal", LONG, |s, _| s.failed.contains(&t.key()));
+    let words = ["a", "b", "c", "d"];
+    let mut inputs = Vec::new();
+    for w in words {
+        let t = h.input(w);
+        h.execute(&t);
+        inputs.push(t);
+    }
+    h.wait_for("4 answers and acks", LONG, |s, _| {
+        s.on("answers").len() == 4 && s.acked.len() == 4
+    });
     assert!(
-        h.seen
-            .errors
-            .iter()
-            .any(|e| e.contains("need_task_ids") && e.contains("SHUFFLE")),
+        h.seen.errors.is_empty() && h.seen.failed.is_empty(),
         "{:?}",
-        h.seen.errors
+        h.seen
     );
+    assert_eq!(h.bolt.restarts(), 0, "no misbehaviour");
+    let answers = h.seen.on("answers");
+    let pinned = h.seen.on("default");
+    assert_eq!(pinned.len(), 4);
+    let mut picks = Vec::new();
+    for ((o, a), (w, t)) in pinned.iter().zip(&answers).zip(words.iter().zip(&inputs)) {
+        assert_eq!(o.values[0], Value::from(*w));
+        assert_eq!(a.values[0], Value::from(*w));
+        // the answer is one task of the sink, and the tuple carries exactly that dest id
+        assert_eq!(o.dests.len(), 1, "{o:?}");
+        let task = o.dests[0];
+        assert!([10, 11].contains(&task), "{o:?}");
+        assert_eq!(a.values[1], Value::Str(format!("[{task}]")), "{w}");
+        assert_eq!(o.roots, t.roots().to_vec(), "anchored as usual");
+        // an emit without need_task_ids is not pinned
+        assert!(a.dests.is_empty(), "{a:?}");
+        picks.push(task);
+    }
+    // a round robin from index task id (2) % 2 over [10, 11]
+    assert_eq!(picks, vec![10, 11, 10, 11]);
 }
 
 #[test]

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use common::*;
 use heron_api::{
-    Config, Emitter, Fields, OutputFieldsDeclarer, ReliabilityMode, Spout, SpoutOutputCollector,
-    TopologyContext, Value,
+    Config, Emitter, Fields, GroupingKind, OutputFieldsDeclarer, ReliabilityMode, Spout,
+    SpoutOutputCollector, TopologyContext, Value,
 };
 use heron_multilang::ShellSpout;
 
@@ -26,9 +26,13 @@ impl SpoutHarness {
         let mut conf = Config::new();
         conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);
         conf.set("test.sentences", sentences);
+        // the default stream is read by a sink (tasks 10, 11) with SHUFFLE grouping
         let ctx = TopologyContext::builder("multilang-test", "spout", 1)
+            .component_tasks("spout", [1])
+            .component_tasks("sink", [10, 11])
             .stream("spout", "default", Fields::new(["sentence"]))
             .stream("spout", "acks", Fields::new(["kind", "id", "type"]))
+            .subscription("sink", "spout", "default", GroupingKind::Shuffle)
             .config(conf)
             .build();
         let mut d = OutputFieldsDeclarer::new();
@@ -143,4 +147,32 @@ fn a_killed_spout_is_restarted_and_old_ids_are_not_sent_to_the_new_one() {
         vec![row("ack", "1", "int")],
         "only the new incarnation's id 1"
     );
+}
+
+#[test]
+fn need_task_ids_on_a_shuffled_stream_pins_the_spout_tuple_to_the_answer() {
+    let Some(py) = python() else { return };
+    let mut h = SpoutHarness::new(&py, "task_ids_spout.py", 0);
+    h.next_until("4 sentences and their answers", |s| {
+        s.on("default").len() == 4 && s.on("acks").len() == 4
+    });
+    assert!(h.seen.errors.is_empty(), "{:?}", h.seen.errors);
+    assert_eq!(h.spout.restarts(), 0);
+    assert_eq!(h.emitter.in_flight(), 4, "tracked as usual");
+    let dests: Vec<Vec<i32>> = h
+        .seen
+        .on("default")
+        .iter()
+        .map(|o| o.dests.clone())
+        .collect();
+    // the round robin over [10, 11] starts at index task id (1) % 2
+    assert_eq!(dests, vec![vec![11], vec![10], vec![11], vec![10]]);
+    for (answer, d) in h.acks().iter().zip(&dests) {
+        assert_eq!(
+            answer[1],
+            Value::Str(format!("[{}]", d[0])),
+            "the answer is the pin"
+        );
+    }
+    assert!(h.seen.on("acks").iter().all(|o| o.dests.is_empty()));
 }

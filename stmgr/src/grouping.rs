@@ -14,12 +14,18 @@ pub(crate) const LOCAL_OR_SHUFFLE: &[u8] = b"heron-rs:local-or-shuffle";
 /// One consumer's grouping, ready to route.
 #[derive(Debug, Clone)]
 pub(crate) enum Grouping {
-    /// Round robin over `slots`, starting at a random index (SHUFFLE, NONE, local-or-shuffle).
+    /// Round robin over `slots`, starting at a random index (SHUFFLE, NONE, local-or-shuffle),
+    /// unless the tuple is *pinned*: then the tuple's `dest_task_ids` that are tasks of this
+    /// consumer (the emitter chose them, e.g. a multi-lang emit that asked for its task ids).
     Shuffle {
-        /// The candidate slots.
+        /// The candidate slots of the round robin (local-or-shuffle: the local ones).
         slots: Vec<u32>,
         /// The next index into `slots`.
         next: usize,
+        /// Every task id of the consumer, ascending: what a pinned tuple may name.
+        tasks: Vec<i32>,
+        /// The slot of each entry of `tasks`.
+        task_slots: Vec<u32>,
     },
     /// `slots[fields_hash % n]` over the values at `indices` (ascending schema indices).
     Fields {
@@ -48,16 +54,34 @@ pub(crate) enum Grouping {
 }
 
 impl Grouping {
-    /// A round robin over `slots` (non-empty) from a random start.
-    pub fn shuffle(slots: Vec<u32>) -> Grouping {
+    /// A round robin over `slots` (non-empty) from a random start, honouring pinned tuples
+    /// whose `dest_task_ids` name some of `tasks` (every task of the consumer, ascending, in
+    /// `task_slots`).
+    pub fn shuffle(slots: Vec<u32>, tasks: Vec<i32>, task_slots: Vec<u32>) -> Grouping {
+        debug_assert_eq!(tasks.len(), task_slots.len());
         let next = rand::random_range(0..slots.len());
-        Grouping::Shuffle { slots, next }
+        Grouping::Shuffle {
+            slots,
+            next,
+            tasks,
+            task_slots,
+        }
     }
 
     /// Appends the destination slots of `tuple` (a checked, encoded `HeronDataTuple`).
     pub fn route(&mut self, tuple: &[u8], scan: &TupleScan, out: &mut Vec<u32>) {
         match self {
-            Grouping::Shuffle { slots, next } => {
+            Grouping::Shuffle {
+                slots,
+                next,
+                tasks,
+                task_slots,
+            } => {
+                // Ordinary tuples pay this one check; a pinned tuple goes where it says, a
+                // tuple pinned for (or directed at) another consumer is round-robined here.
+                if scan.has_dest_tasks() && push_dest_slots(tuple, tasks, task_slots, out) {
+                    return;
+                }
                 out.push(slots[*next]);
                 *next += 1;
                 if *next == slots.len() {
@@ -70,13 +94,24 @@ impl Grouping {
             }
             Grouping::All { slots } => out.extend_from_slice(slots),
             Grouping::Lowest { slot } => out.push(*slot),
-            Grouping::Direct { tasks, slots } => wire::for_each_dest_task(tuple, |task| {
-                if let Ok(i) = tasks.binary_search(&task) {
-                    out.push(slots[i]);
-                }
-            }),
+            Grouping::Direct { tasks, slots } => {
+                push_dest_slots(tuple, tasks, slots, out);
+            }
         }
     }
+}
+
+/// Appends the slot of each of the tuple's `dest_task_ids` that is one of `tasks` (ascending,
+/// their slots in `slots`), in the tuple's order; `true` when there was at least one.
+#[inline]
+fn push_dest_slots(tuple: &[u8], tasks: &[i32], slots: &[u32], out: &mut Vec<u32>) -> bool {
+    let before = out.len();
+    wire::for_each_dest_task(tuple, |task| {
+        if let Ok(i) = tasks.binary_search(&task) {
+            out.push(slots[i]);
+        }
+    });
+    out.len() > before
 }
 
 /// Fields grouping's hash of the serialized grouping values, in schema order
@@ -121,7 +156,7 @@ mod tests {
     #[test]
     fn shuffle_is_a_round_robin_over_every_slot() {
         let t = encoded(&[b"\x04x"], &[]);
-        let mut g = Grouping::shuffle(vec![2, 5, 9]);
+        let mut g = Grouping::shuffle(vec![2, 5, 9], vec![20, 50, 90], vec![2, 5, 9]);
         let picks: Vec<u32> = (0..9).flat_map(|_| route(&mut g, &t)).collect();
         // each window of 3 visits all three slots in ascending cyclic order
         for w in picks.chunks(3) {
@@ -143,9 +178,48 @@ mod tests {
     fn shuffle_starts_at_a_random_index() {
         let t = encoded(&[], &[]);
         let firsts: std::collections::HashSet<u32> = (0..200)
-            .map(|_| route(&mut Grouping::shuffle((0..8).collect()), &t)[0])
+            .map(|_| {
+                let g =
+                    &mut Grouping::shuffle((0..8).collect(), (0..8).collect(), (0..8).collect());
+                route(g, &t)[0]
+            })
             .collect();
         assert!(firsts.len() > 1, "every router started at {firsts:?}");
+    }
+
+    #[test]
+    fn shuffle_honours_tasks_pinned_for_its_consumer() {
+        // local-or-shuffle: the round robin is over the local slots 5 and 9 only, but a pinned
+        // tuple may name any task of the consumer
+        let mut g = Grouping::shuffle(vec![5, 9], vec![20, 50, 90], vec![2, 5, 9]);
+        assert_eq!(route(&mut g, &encoded(&[b"\x04x"], &[20])), vec![2]);
+        assert_eq!(route(&mut g, &encoded(&[b"\x04x"], &[90])), vec![9]);
+        // several pinned tasks, in the tuple's order; others' tasks are left out
+        assert_eq!(route(&mut g, &encoded(&[], &[90, 7, 20])), vec![9, 2]);
+        // pinned tuples do not move the round robin
+        let plain = encoded(&[b"\x04x"], &[]);
+        let a = route(&mut g, &plain);
+        route(&mut g, &encoded(&[], &[50]));
+        let b = route(&mut g, &plain);
+        assert_ne!(a, b, "the round robin went on from where it was");
+        assert_eq!(route(&mut g, &plain), a);
+    }
+
+    #[test]
+    fn shuffle_round_robins_tuples_whose_dests_belong_to_another_consumer() {
+        // a CUSTOM grouping chose task 7 of another bolt on the same stream: this consumer
+        // still gets the tuple, by its round robin
+        let t = encoded(&[b"\x04x"], &[7]);
+        let mut g = Grouping::shuffle(vec![2, 5, 9], vec![20, 50, 90], vec![2, 5, 9]);
+        let mut picks: Vec<u32> = (0..3).flat_map(|_| route(&mut g, &t)).collect();
+        picks.sort_unstable();
+        assert_eq!(picks, vec![2, 5, 9]);
+        // and a consumer that reads the stream with DIRECT / CUSTOM gets only its own tasks
+        let mut d = Grouping::Direct {
+            tasks: vec![20, 50, 90],
+            slots: vec![2, 5, 9],
+        };
+        assert!(route(&mut d, &t).is_empty());
     }
 
     #[test]

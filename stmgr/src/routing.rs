@@ -216,6 +216,8 @@ fn build_grouping(
         stream: stream.to_string(),
         gtype: input.gtype,
     })?;
+    // The consumer's task ids, ascending like its slots.
+    let task_ids = || slots.iter().map(|&s| tasks[s as usize].task_id).collect();
     Ok(match gtype {
         api::Grouping::Shuffle
             if input.custom_grouping_object.as_deref() == Some(LOCAL_OR_SHUFFLE) =>
@@ -225,13 +227,17 @@ fn build_grouping(
                 .copied()
                 .filter(|&s| tasks[s as usize].local)
                 .collect();
-            Grouping::shuffle(if local.is_empty() {
+            let candidates = if local.is_empty() {
                 slots.to_vec()
             } else {
                 local
-            })
+            };
+            // a pinned tuple may name any of the consumer's tasks, local or not
+            Grouping::shuffle(candidates, task_ids(), slots.to_vec())
         }
-        api::Grouping::Shuffle | api::Grouping::None => Grouping::shuffle(slots.to_vec()),
+        api::Grouping::Shuffle | api::Grouping::None => {
+            Grouping::shuffle(slots.to_vec(), task_ids(), slots.to_vec())
+        }
         api::Grouping::Fields => {
             let keys = schemas
                 .get(&(producer, stream))
@@ -265,7 +271,7 @@ fn build_grouping(
         },
         api::Grouping::Lowest => Grouping::Lowest { slot: slots[0] },
         api::Grouping::Direct | api::Grouping::Custom => Grouping::Direct {
-            tasks: slots.iter().map(|&s| tasks[s as usize].task_id).collect(),
+            tasks: task_ids(),
             slots: slots.to_vec(),
         },
     })

@@ -357,6 +357,11 @@ fn custom_grouping_chooses_destinations() {
         .map(|t| t.dest_task_ids.clone())
         .collect();
     assert_eq!(dests, vec![vec![2], vec![3]]);
+    // a pinned emit keeps the custom grouping's choice after the pins
+    let mut c = SpoutOutputCollector::new(&mut e);
+    c.emit_pinned("default", values!["ab"], None, &[4]);
+    let out = e.take_output();
+    assert_eq!(data(&out[0]).tuples[0].dest_task_ids, vec![4, 2]);
 }
 
 struct Upper {
@@ -406,4 +411,57 @@ fn key_rng_never_yields_zero_and_varies() {
     assert!(keys.iter().all(|&k| k != 0));
     let unique: std::collections::HashSet<_> = keys.iter().collect();
     assert_eq!(unique.len(), keys.len());
+}
+
+#[test]
+fn pinned_bolt_emit_carries_the_tasks_and_anchors_as_usual() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let a = input(vec![(1, 10), (2, 20)], 41);
+    let mut c = OutputCollector::new(&mut e);
+    c.emit_pinned("default", &[&a], values!["p", 1], &[11, 12]);
+    c.emit_stream("default", &[&a], values!["q", 2]);
+    c.ack(&a);
+    let out = e.take_output();
+    assert_eq!(out.len(), 2, "one data set, then the control set");
+    let tuples = &data(&out[0]).tuples;
+    assert_eq!(tuples[0].dest_task_ids, vec![11, 12]);
+    assert!(
+        tuples[1].dest_task_ids.is_empty(),
+        "the pins stay with their tuple"
+    );
+    let roots = vec![RootId { taskid: 1, key: 10 }, RootId { taskid: 2, key: 20 }];
+    assert_eq!(tuples[0].roots, roots, "anchored like any emit");
+    assert_eq!(tuples[1].roots, roots);
+    assert_eq!(Value::decode(&tuples[0].values[0]), Ok(Value::from("p")));
+    let control = out[1].control.as_ref().unwrap();
+    assert_eq!(control.acks.len(), 1);
+    assert_eq!(control.acks[0].ackedtuple, 41);
+    assert_eq!(e.counters().emitted, 2);
+}
+
+#[test]
+fn pinned_spout_emit_carries_the_tasks_and_is_tracked_as_usual() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    SpoutOutputCollector::new(&mut e).emit_pinned("other", values!["x"], Some("m".into()), &[3]);
+    assert_eq!(e.in_flight(), 1);
+    let out = e.take_output();
+    let t = &data(&out[0]).tuples[0];
+    assert_eq!(t.dest_task_ids, vec![3]);
+    assert_eq!(t.roots.len(), 1);
+    assert_eq!(t.roots[0].taskid, 5);
+    assert_eq!(e.spout_acked(t.roots[0].key).unwrap().0, Value::from("m"));
+    // at most once: the message id is acked at once, and no roots
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    SpoutOutputCollector::new(&mut e).emit_pinned("other", values!["x"], Some("n".into()), &[4]);
+    let out = e.take_output();
+    let t = &data(&out[0]).tuples[0];
+    assert_eq!((t.dest_task_ids.clone(), t.roots.len()), (vec![4], 0));
+    assert_eq!(e.take_immediate_acks(), vec![Value::from("n")]);
+}
+
+#[test]
+#[should_panic(expected = "emit_pinned on direct stream \"direct\"")]
+fn pinned_emit_on_a_direct_stream_panics() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    OutputCollector::new(&mut e).emit_pinned("direct", &[], values!["x"], &[1]);
 }

@@ -202,7 +202,7 @@ pub const INLINE_ROOTS: usize = 4;
 pub const INLINE_VALUES: usize = 8;
 
 /// What one walk over a tuple finds ([`scan_tuple`]): that it is well formed, where its key
-/// is, its roots and where its values are. The stream manager's data path needs the check and
+/// is, its roots, where its values are and whether it has destination task ids. The stream manager's data path needs the check and
 /// the values (fields grouping), in ATLEAST_ONCE also the key and the roots.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TupleScan {
@@ -210,6 +210,8 @@ pub struct TupleScan {
     pub key_offset: Option<usize>,
     /// How many roots the tuple has.
     pub roots: usize,
+    /// Whether the tuple has at least one `dest_task_ids` entry.
+    dest_tasks: bool,
     inline: [(i32, i64); INLINE_ROOTS],
     /// How many values the tuple has.
     values: usize,
@@ -218,6 +220,14 @@ pub struct TupleScan {
 }
 
 impl TupleScan {
+    /// `true` when the scanned tuple has at least one `dest_task_ids` entry (packed or not):
+    /// a DIRECT / CUSTOM choice, or tasks pinned for shuffle-like consumers. Read them with
+    /// [`for_each_dest_task`].
+    #[inline]
+    pub fn has_dest_tasks(&self) -> bool {
+        self.dest_tasks
+    }
+
     /// Calls `f` with the serialized values of the scanned `tuple`, in schema order.
     #[inline]
     pub fn for_each_value<'t>(&self, tuple: &'t [u8], mut f: impl FnMut(&'t [u8])) {
@@ -243,7 +253,8 @@ impl TupleScan {
     }
 }
 
-/// Checks `tuple` and collects its key offset, roots and value positions in one walk.
+/// Checks `tuple` and collects its key offset, roots, value positions and whether it has
+/// `dest_task_ids` in one walk.
 ///
 /// ```
 /// use heron_proto::tuple::scan_tuple;
@@ -289,9 +300,11 @@ pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
             }
             DEST => {
                 read_varint(&mut buf)?;
+                scan.dest_tasks = true;
             }
             DESTS => {
                 let mut packed = len_delimited(&mut buf)?;
+                scan.dest_tasks |= !packed.is_empty();
                 while !packed.is_empty() {
                     read_varint(&mut packed)?;
                 }

@@ -418,6 +418,57 @@ fn remote_tuples_go_as_tuple_stream_messages_once_the_peer_is_up() {
 }
 
 #[test]
+fn a_tuple_pinned_on_a_shuffle_stream_reaches_exactly_the_pinned_task() {
+    let mut h = H::running(api::Grouping::Shuffle);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.round(true);
+    let pinned = |task: i32| {
+        let mut set = tuple_set(&["a", "b", "c", "d", "e", "f"]);
+        for t in &mut set.data.as_mut().unwrap().tuples {
+            t.dest_task_ids = vec![task];
+        }
+        set
+    };
+    let to_peer = |out: &[Out]| -> Vec<(i32, i32)> {
+        frames_to(out, 10)
+            .iter()
+            .map(|f| {
+                let m: TupleStreamMessage = f.decode().unwrap();
+                (m.task_id, m.num_tuples)
+            })
+            .collect()
+    };
+    let to_bolt = |out: &[Out]| -> Vec<HeronDataTuple> {
+        frames_to(out, BOLT)
+            .iter()
+            .flat_map(|f| {
+                let set: HeronTupleSet2 = f.decode().unwrap();
+                set.data.unwrap().tuples
+            })
+            .map(|t| HeronDataTuple::decode(t).unwrap())
+            .collect()
+    };
+    // pinned to the remote task 4: none reach the local task 3
+    h.send(SPOUT, &pinned(4));
+    let out = h.round(true);
+    assert!(to_bolt(&out).is_empty(), "no round robin for pinned tuples");
+    assert_eq!(to_peer(&out), vec![(4, 6)]);
+    // pinned to the local task 3: all six there, unchanged (dest ids included)
+    h.send(SPOUT, &pinned(3));
+    let out = h.round(true);
+    assert!(to_peer(&out).is_empty());
+    let got = to_bolt(&out);
+    assert_eq!(got.len(), 6);
+    assert!(got.iter().all(|t| t.dest_task_ids == vec![3]), "{got:?}");
+    // tuples without dests are still round-robined over both tasks
+    h.send(SPOUT, &tuple_set(&["x", "y"]));
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 1);
+    assert_eq!(to_peer(&out), vec![(4, 1)]);
+}
+
+#[test]
 fn tuple_stream_messages_are_forwarded_to_the_instance_unparsed() {
     let mut h = H::running(api::Grouping::Shuffle);
     h.hello(PEER_IN, "stmgr-2");

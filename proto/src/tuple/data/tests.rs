@@ -129,3 +129,21 @@ fn one_scan_finds_what_the_separate_walks_find() {
     assert_eq!(seen, refs);
     assert_eq!(tuple_key_offset(&[0x1a, 0]), None);
 }
+
+#[test]
+fn the_scan_tells_whether_a_tuple_has_dest_tasks() {
+    let none = prost_tuple(0, &[(1, 2)], &[b"\x04a"], &[]).encode_to_vec();
+    assert!(!scan_tuple(&none).unwrap().has_dest_tasks());
+    // what the emitter writes: one unpacked entry per task
+    let mut buf = bytes::BytesMut::new();
+    let v: &[u8] = b"\x04a";
+    put_data_tuple(&mut buf, &[], &[v], &[7]);
+    let unpacked = &buf[2..];
+    assert!(scan_tuple(unpacked).unwrap().has_dest_tasks());
+    // prost's packed encoding
+    let packed = prost_tuple(0, &[], &[b"\x04b"], &[5, -2]).encode_to_vec();
+    assert!(scan_tuple(&packed).unwrap().has_dest_tasks());
+    // an empty packed list has no task
+    assert!(!scan_tuple(&[0x22, 0]).unwrap().has_dest_tasks());
+    assert!(scan_tuple(&[0x22, 1, 3]).unwrap().has_dest_tasks());
+}
