@@ -85,11 +85,22 @@ impl Serializer {
         }
     }
 
+    /// Whether `buffered` (bytes read but not decoded) holds a whole message, so decoding it
+    /// cannot wait for more input: JSON looks for an `end` line; msgpack never says yes.
+    pub fn has_complete(self, buffered: &[u8]) -> bool {
+        match self {
+            Serializer::Json => {
+                buffered.starts_with(b"end\n") || buffered.windows(5).any(|w| w == b"\nend\n")
+            }
+            Serializer::Msgpack => false,
+        }
+    }
+
     /// Appends one framed message to `out`.
     pub fn encode(self, msg: &Node, out: &mut Vec<u8>) {
         match self {
             Serializer::Json => {
-                serde_json::to_writer(&mut *out, &msg.to_json()).expect("a Vec never fails");
+                serde_json::to_writer(&mut *out, msg).expect("a Vec never fails");
                 out.extend_from_slice(b"\nend\n");
             }
             Serializer::Msgpack => {
@@ -145,8 +156,8 @@ fn read_json(r: &mut impl BufRead) -> Result<Node, CodecError> {
             return Err(CodecError::TooLarge);
         }
     }
-    match serde_json::from_slice::<serde_json::Value>(&text) {
-        Ok(v) => Ok(Node::from_json(&v)),
+    match serde_json::from_slice::<Node>(&text) {
+        Ok(v) => Ok(v),
         Err(e) => Err(CodecError::BadJson {
             error: e.to_string(),
             text: String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned(),
@@ -183,6 +194,20 @@ fn read_msgpack(r: &mut impl BufRead) -> Result<Node, CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_json_message_is_told_from_a_partial_one() {
+        let j = Serializer::Json;
+        assert!(j.has_complete(b"{\"a\":1}\nend\n"));
+        assert!(
+            j.has_complete(b"end\n"),
+            "the rest of a message whose JSON was read"
+        );
+        assert!(!j.has_complete(b"{\"a\":1}\nen"));
+        assert!(!j.has_complete(b"{\"end\":1}"));
+        assert!(!j.has_complete(b""));
+        assert!(!Serializer::Msgpack.has_complete(b"\x01"));
+    }
 
     fn read_all(ser: Serializer, bytes: &[u8]) -> Vec<Result<Node, String>> {
         let mut r = std::io::BufReader::new(bytes);

@@ -57,6 +57,8 @@ mod engine;
 mod handshake;
 mod message;
 mod node;
+mod node_serde;
+mod pipe;
 mod process;
 mod shell;
 mod spec;

@@ -5,25 +5,27 @@
 //! the component's name and its last lines kept for error reports. Killed with SIGKILL to
 //! its group when dropped.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError};
 use heron_api::AsyncWaker;
 
 use crate::codec::{CodecError, Serializer};
 use crate::node::Node;
+use crate::pipe::{DirectWrite, Inbox, Outbox, PipeError};
 use crate::ShellSpec;
 
 /// Messages the reader thread may hold before the subprocess blocks on its stdout.
-const INBOX_CAPACITY: usize = 256;
-/// Messages the writer thread may hold before a send waits.
-const OUTBOX_CAPACITY: usize = 1024;
+const INBOX_CAPACITY: usize = 1024;
+/// Bytes the writer thread may hold before a send waits.
+const OUTBOX_BYTES: usize = 1 << 20;
 /// Stderr lines kept for error reports.
 const STDERR_TAIL: usize = 20;
 
@@ -131,8 +133,10 @@ pub struct ShellProcess {
     child: Child,
     pid: i32,
     serializer: Serializer,
-    outbox: Option<Sender<Vec<u8>>>,
-    inbox: Receiver<Result<Node, CodecError>>,
+    outbox: Arc<Outbox>,
+    inbox: Arc<Inbox<Result<Node, CodecError>>>,
+    /// Messages taken from the inbox, not yet handed out.
+    taken: RefCell<VecDeque<Result<Node, CodecError>>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     started: Instant,
     status: Option<ExitStatus>,
@@ -191,24 +195,41 @@ impl ShellProcess {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
 
-        let (out_tx, out_rx) = crossbeam_channel::bounded::<Vec<u8>>(OUTBOX_CAPACITY);
+        let stdin = Arc::new(NonBlockingStdin::new(stdin));
+        let outbox = Arc::new(Outbox::with_direct(
+            OUTBOX_BYTES,
+            Some(Box::new(stdin.clone())),
+        ));
+        let out = outbox.clone();
         spawn_thread(format!("{component}-stdin"), move || {
-            write_loop(stdin, out_rx)
+            write_loop(&stdin, &out)
         });
 
-        let (in_tx, in_rx) = crossbeam_channel::bounded(INBOX_CAPACITY);
+        let inbox = Arc::new(Inbox::new(INBOX_CAPACITY));
+        let inb = inbox.clone();
         spawn_thread(format!("{component}-stdout"), move || {
             let mut r = BufReader::with_capacity(64 << 10, stdout);
+            let mut batch = Vec::new();
             loop {
-                let msg = serializer.read(&mut r);
-                let last = msg.is_err();
-                if in_tx.send(msg).is_err() {
+                // every message already complete in the buffer goes over in one hand-off
+                // (one lock, one wake-up), never waiting for more bytes to do so
+                let last = loop {
+                    let msg = serializer.read(&mut r);
+                    let last = msg.is_err();
+                    batch.push(msg);
+                    if last || batch.len() >= 64 || !serializer.has_complete(r.buffer()) {
+                        break last;
+                    }
+                };
+                if inb.push_all(&mut batch).is_err() {
                     return;
                 }
                 if let Some(w) = &waker {
                     w.wake();
                 }
                 if last {
+                    // the error (EOF included) is the last message
+                    inb.close();
                     return;
                 }
             }
@@ -239,8 +260,9 @@ impl ShellProcess {
             child,
             pid,
             serializer,
-            outbox: Some(out_tx),
-            inbox: in_rx,
+            outbox,
+            inbox,
+            taken: RefCell::new(VecDeque::new()),
             stderr: tail,
             started: Instant::now(),
             status: None,
@@ -257,33 +279,36 @@ impl ShellProcess {
         self.started
     }
 
-    /// Queues `msg` for its stdin, waiting at most `timeout` for room.
+    /// Queues `msg` for its stdin (encoded straight into the writer's buffer), waiting at most
+    /// `timeout` for room.
     pub fn send(&self, msg: &Node, timeout: Duration) -> Result<(), ProcessError> {
-        let mut bytes = Vec::new();
-        self.serializer.encode(msg, &mut bytes);
-        let tx = self.outbox.as_ref().ok_or(ProcessError::BrokenPipe)?;
-        match tx.send_timeout(bytes, timeout) {
+        let serializer = self.serializer;
+        match self.outbox.send(timeout, |buf| serializer.encode(msg, buf)) {
             Ok(()) => Ok(()),
-            Err(SendTimeoutError::Timeout(_)) => Err(ProcessError::WriteTimeout(timeout)),
-            Err(SendTimeoutError::Disconnected(_)) => Err(ProcessError::BrokenPipe),
+            Err(PipeError::Timeout) => Err(ProcessError::WriteTimeout(timeout)),
+            Err(PipeError::Closed) => Err(ProcessError::BrokenPipe),
         }
     }
 
     /// The next message if one was read.
     pub fn try_recv(&self) -> Result<Option<Node>, ProcessError> {
-        match self.inbox.try_recv() {
-            Ok(m) => Ok(Some(m?)),
-            Err(TryRecvError::Empty) => Ok(None),
-            Err(TryRecvError::Disconnected) => Err(CodecError::Eof.into()),
-        }
+        self.next(None)
     }
 
     /// The next message, waiting until `deadline`; `None` when none came.
     pub fn recv_deadline(&self, deadline: Instant) -> Result<Option<Node>, ProcessError> {
-        match self.inbox.recv_deadline(deadline) {
-            Ok(m) => Ok(Some(m?)),
-            Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(CodecError::Eof.into()),
+        self.next(Some(deadline))
+    }
+
+    /// A taken message, else whatever the inbox has (waiting until `deadline`, if any).
+    fn next(&self, deadline: Option<Instant>) -> Result<Option<Node>, ProcessError> {
+        let mut taken = self.taken.borrow_mut();
+        if taken.is_empty() && self.inbox.take_all(&mut taken, deadline).is_err() {
+            return Err(CodecError::Eof.into());
+        }
+        match taken.pop_front() {
+            Some(m) => Ok(Some(m?)),
+            None => Ok(None),
         }
     }
 
@@ -306,7 +331,8 @@ impl ShellProcess {
                     libc::kill(-self.pid, libc::SIGKILL);
                 }
             }
-            self.outbox = None;
+            self.outbox.close();
+            self.inbox.close();
             if self.status.is_none() {
                 self.status = self.child.wait().ok();
             }
@@ -336,14 +362,63 @@ impl Drop for ShellProcess {
     }
 }
 
-fn write_loop(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
-    while let Ok(bytes) = rx.recv() {
-        if stdin
-            .write_all(&bytes)
-            .and_then(|()| stdin.flush())
-            .is_err()
-        {
-            return;
+/// The subprocess's stdin in non-blocking mode, shared by the writer thread and the senders'
+/// direct writes (the pipe stays open while either holds it).
+struct NonBlockingStdin(ChildStdin);
+
+impl NonBlockingStdin {
+    fn new(stdin: ChildStdin) -> NonBlockingStdin {
+        let fd = stdin.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; failure leaves it blocking, which only makes
+        // direct writes wait (the writer thread polls either way).
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags != -1 {
+                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+        }
+        NonBlockingStdin(stdin)
+    }
+
+    /// Waits until the pipe takes bytes again (or is broken).
+    fn wait_writable(&self) {
+        let mut p = libc::pollfd {
+            fd: self.0.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        unsafe {
+            libc::poll(&mut p, 1, 1000);
+        }
+    }
+}
+
+impl DirectWrite for Arc<NonBlockingStdin> {
+    fn write_now(&self, bytes: &[u8]) -> std::io::Result<usize> {
+        match (&self.0).write(bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(0),
+            other => other,
+        }
+    }
+}
+
+/// Writes everything queued in one `write` per batch until the outbox closes or the pipe
+/// breaks (then the outbox closes: later sends fail as a broken pipe).
+fn write_loop(stdin: &Arc<NonBlockingStdin>, outbox: &Outbox) {
+    let mut buf = Vec::new();
+    while outbox.take(&mut buf) {
+        let mut done = 0;
+        while done < buf.len() {
+            match stdin.write_now(&buf[done..]) {
+                Ok(0) => stdin.wait_writable(),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    outbox.close();
+                    return;
+                }
+            }
         }
     }
 }
