@@ -15,6 +15,8 @@ pub struct ProcStat {
     /// `executor`, `tmaster`, `stmgr`, `instance` (the argument after `heron-role`), or
     /// `python` for a shell component's subprocess (a `*.py` script or `streamparse_run`).
     pub role: String,
+    /// An instance's `--component-name`.
+    pub component: Option<String>,
     pub peak_rss_kb: u64,
     pub cpu_s: f64,
     /// Context switches of all its threads so far: the thread gave up the CPU (it slept or
@@ -64,6 +66,7 @@ pub fn topology_processes(sessions: &[i32]) -> Vec<ProcStat> {
         out.push(ProcStat {
             pid,
             ppid: fields.get(1).and_then(|s| s.parse().ok()).unwrap_or(0),
+            component: component_of(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()),
             role,
             peak_rss_kb: vm_hwm_kb(&status).unwrap_or(0),
             cpu_s,
@@ -110,6 +113,13 @@ fn role_of(cmdline: &[u8]) -> Option<String> {
         .or_else(|| python.then(|| "python".to_string()))
 }
 
+fn component_of(cmdline: &[u8]) -> Option<String> {
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    args.windows(2)
+        .find(|w| w[0] == b"--component-name")
+        .map(|w| String::from_utf8_lossy(w[1]).into_owned())
+}
+
 /// The shell components' CPU after `base`: `{"python_cpu_s": their subprocesses',
 /// "host_cpu_s": the instances hosting them, "host_per_python": the ratio}` (null without
 /// shell components).
@@ -125,17 +135,43 @@ pub fn shell_json(procs: &[ProcStat], base: &[ProcStat]) -> Value {
     if pythons.is_empty() {
         return Value::Null;
     }
-    let python: f64 = pythons.iter().map(|p| steady(p)).sum();
-    let host: f64 = procs
+    let ratio = |host: f64, python: f64| {
+        if python > 0.0 {
+            round(host / python, 3)
+        } else {
+            0.0
+        }
+    };
+    let hosts: Vec<&ProcStat> = procs
         .iter()
         .filter(|i| i.role == "instance" && pythons.iter().any(|p| p.ppid == i.pid))
-        .map(steady)
-        .sum();
+        .collect();
+    let python: f64 = pythons.iter().map(|p| steady(p)).sum();
+    let host: f64 = hosts.iter().map(|h| steady(h)).sum();
+    let mut per = BTreeMap::new();
+    for h in &hosts {
+        let name = h.component.clone().unwrap_or_default();
+        let e = per.entry(name).or_insert((0.0, 0.0));
+        e.0 += steady(h);
+        e.1 += pythons
+            .iter()
+            .filter(|p| p.ppid == h.pid)
+            .map(|p| steady(p))
+            .sum::<f64>();
+    }
+    let per: serde_json::Map<String, Value> = per
+        .into_iter()
+        .map(|(c, (h, p))| {
+            let v = json!({"host_cpu_s": round(h, 2), "python_cpu_s": round(p, 2), "host_per_python": ratio(h, p)});
+            (c, v)
+        })
+        .collect();
     json!({
         "python_processes": pythons.len(),
         "python_cpu_s": round(python, 2),
         "host_cpu_s": round(host, 2),
-        "host_per_python": if python > 0.0 { round(host / python, 3) } else { 0.0 },
+        "host_per_python": ratio(host, python),
+        "components": per,
     })
 }
 
@@ -274,6 +310,7 @@ mod tests {
             pid: 7,
             ppid: 1,
             role: "stmgr".into(),
+            component: None,
             peak_rss_kb: 1024,
             cpu_s,
             switches: Switches {
@@ -293,6 +330,7 @@ mod tests {
             pid,
             ppid,
             role: role.into(),
+            component: (role == "instance").then(|| "split".to_string()),
             peak_rss_kb: 0,
             cpu_s,
             switches: Switches::default(),
@@ -316,6 +354,11 @@ mod tests {
         assert_eq!(v["python_cpu_s"], 8.0);
         assert_eq!(v["host_cpu_s"], 2.0);
         assert_eq!(v["host_per_python"], 0.25);
+        assert_eq!(v["components"]["split"]["host_per_python"], 0.25);
+        assert_eq!(
+            component_of(b"x\0heron-role\0instance\0--component-name\0count\0").as_deref(),
+            Some("count")
+        );
         assert!(shell_json(&now[2..], &[]).is_null());
     }
 }

@@ -12,7 +12,7 @@ use heron_api::{
 };
 
 use crate::engine::{Liveness, Pending};
-use crate::message::{heartbeat_msg, task_ids_msg, tuple_msg, Emit, ShellMsg};
+use crate::message::{heartbeat_msg, task_ids_msg, tuple_msg, Emit, ShellMsg, TupleOut};
 use crate::node::Node;
 use crate::shell::{Shell, MAX_PENDING_KEY};
 use crate::task_ids::{task_ids, PinState};
@@ -88,7 +88,7 @@ impl BoltRuntime {
             }
             return;
         }
-        let msg = if input.is_tick_tuple() {
+        let sent = if input.is_tick_tuple() {
             let id = self.pending.next_id();
             self.system_ids.insert(id.clone());
             let secs = self.shell.ctx.config().tick_tuple_freq_ms().unwrap_or(0);
@@ -97,26 +97,25 @@ impl BoltRuntime {
             } else {
                 Node::Float(secs as f64 / 1000.0)
             };
-            tuple_msg(
+            self.shell.send(&tuple_msg(
                 &id,
                 Node::str(heron_api::SYSTEM_COMPONENT_ID),
                 heron_api::TICK_STREAM_ID,
                 -1,
                 vec![freq],
-            )
+            ))
         } else {
-            let values = input.values().iter().map(Node::from_value).collect();
             let id = self.pending.insert(input.clone());
             self.shell.heartbeat.busy(now);
-            tuple_msg(
-                &id,
-                Node::str(input.source_component()),
-                input.source_stream(),
-                input.source_task(),
-                values,
-            )
+            self.shell.send_tuple(&TupleOut {
+                id: &id,
+                comp: input.source_component(),
+                stream: input.source_stream(),
+                task: input.source_task(),
+                values: input.values(),
+            })
         };
-        if let Err(e) = self.shell.send(&msg) {
+        if let Err(e) = sent {
             self.die(c, &e.to_string());
             return;
         }
@@ -197,7 +196,7 @@ impl BoltRuntime {
 
     fn handle(&mut self, node: Node, c: &mut OutputCollector, now: Instant) {
         self.shell.heartbeat.heard(now);
-        let msg = match ShellMsg::decode(&node) {
+        let msg = match ShellMsg::decode_owned(node) {
             Ok(m) => m,
             Err(e) => return self.die(c, &format!("misbehaved: {e}")),
         };

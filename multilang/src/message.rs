@@ -94,6 +94,46 @@ fn id_string(n: &Node) -> Option<String> {
 }
 
 impl ShellMsg {
+    /// [`decode`](Self::decode), moving the values out of `msg` instead of copying them (the
+    /// hot path: `emit`, `ack`, `fail`, `sync`).
+    pub fn decode_owned(mut msg: Node) -> Result<ShellMsg, DecodeError> {
+        let command = msg.get("command").and_then(Node::as_str);
+        match command {
+            Some("emit") => {
+                // the big parts move out; what is left is checked as usual
+                let tuple = msg.take_with("tuple", Node::List(Vec::new()));
+                let anchors = msg.take("anchors");
+                let id = msg.take("id");
+                let mut e = decode_emit(&msg)?;
+                e.tuple = match tuple {
+                    Some(Node::List(l)) => l,
+                    Some(other) => {
+                        return Err(bad(
+                            "emit",
+                            format!("\"tuple\" is {}, not a list", other.kind()),
+                        ))
+                    }
+                    None => return Err(bad("emit", "no \"tuple\"")),
+                };
+                e.anchors = decode_anchors(anchors)?;
+                e.id = id.filter(|n| *n != Node::Null);
+                Ok(ShellMsg::Emit(e))
+            }
+            Some(c @ ("ack" | "fail")) => {
+                let ack = c == "ack";
+                if !matches!(msg.get("id"), Some(Node::Str(_))) {
+                    return ShellMsg::decode(&msg);
+                }
+                match msg.take("id") {
+                    Some(Node::Str(s)) if ack => Ok(ShellMsg::Ack(s)),
+                    Some(Node::Str(s)) => Ok(ShellMsg::Fail(s)),
+                    _ => unreachable!("checked above"),
+                }
+            }
+            _ => ShellMsg::decode(&msg),
+        }
+    }
+
     /// Decodes one message from the subprocess.
     pub fn decode(msg: &Node) -> Result<ShellMsg, DecodeError> {
         if !matches!(msg, Node::Map(_)) {
@@ -151,6 +191,22 @@ fn text(msg: &Node, key: &str) -> String {
     }
 }
 
+/// An emit's anchors: absent, a list of ids, or one id.
+fn decode_anchors(anchors: Option<Node>) -> Result<Vec<String>, DecodeError> {
+    let c = "emit";
+    let one = |a: Node| match a {
+        Node::Str(s) => Ok(s),
+        other => id_string(&other).ok_or_else(|| bad(c, format!("an anchor is {}", other.kind()))),
+    };
+    match anchors {
+        None | Some(Node::Null) => Ok(Vec::new()),
+        Some(Node::List(l)) => l.into_iter().map(one).collect(),
+        Some(a) => Ok(vec![one(a)?]),
+    }
+}
+
+/// Decodes an emit. With `tuple` (or `anchors`, `id`) already taken out by
+/// [`ShellMsg::decode_owned`], those come back empty and are filled in there.
 fn decode_emit(msg: &Node) -> Result<Emit, DecodeError> {
     let c = "emit";
     let tuple = match msg.get("tuple") {
@@ -163,16 +219,7 @@ fn decode_emit(msg: &Node) -> Result<Emit, DecodeError> {
         Some(Node::Str(s)) => s.clone(),
         Some(other) => return Err(bad(c, format!("\"stream\" is {}", other.kind()))),
     };
-    let anchors = match msg.get("anchors") {
-        None | Some(Node::Null) => Vec::new(),
-        Some(Node::List(l)) => l
-            .iter()
-            .map(|a| id_string(a).ok_or_else(|| bad(c, format!("an anchor is {}", a.kind()))))
-            .collect::<Result<_, _>>()?,
-        Some(one) => {
-            vec![id_string(one).ok_or_else(|| bad(c, format!("\"anchors\" is {}", one.kind())))?]
-        }
-    };
+    let anchors = decode_anchors(msg.get("anchors").cloned())?;
     let task = match msg.get("task") {
         None | Some(Node::Null) => None,
         Some(Node::Int(t)) => {
@@ -219,6 +266,68 @@ pub fn tuple_msg(id: &str, comp: Node, stream: &str, task: i32, values: Vec<Node
     ])
 }
 
+/// A bolt's input tuple by reference, written as JSON straight from its values (no message
+/// tree on the hot path); [`TupleOut::to_node`] is the same message as a tree (msgpack).
+#[derive(Debug, Clone, Copy)]
+pub struct TupleOut<'a> {
+    /// The tuple id.
+    pub id: &'a str,
+    /// The source component.
+    pub comp: &'a str,
+    /// The source stream.
+    pub stream: &'a str,
+    /// The source task.
+    pub task: i32,
+    /// The values.
+    pub values: &'a [heron_api::Value],
+}
+
+impl TupleOut<'_> {
+    /// The message as a tree.
+    pub fn to_node(&self) -> Node {
+        tuple_msg(
+            self.id,
+            Node::str(self.comp),
+            self.stream,
+            self.task,
+            self.values.iter().map(Node::from_value).collect(),
+        )
+    }
+}
+
+impl serde::Serialize for TupleOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Values<'a>(&'a [heron_api::Value]);
+        impl serde::Serialize for Values<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use heron_api::Value as V;
+                use serde::ser::SerializeSeq;
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for v in self.0 {
+                    match v {
+                        V::Null => seq.serialize_element(&())?,
+                        V::Bool(b) => seq.serialize_element(b)?,
+                        V::Int(i) => seq.serialize_element(i)?,
+                        V::Float(f) if f.is_finite() => seq.serialize_element(f)?,
+                        V::Float(_) => seq.serialize_element(&())?,
+                        V::Str(t) => seq.serialize_element(t)?,
+                        V::Bytes(b) => seq.serialize_element(b)?,
+                    }
+                }
+                seq.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("id", self.id)?;
+        m.serialize_entry("comp", self.comp)?;
+        m.serialize_entry("stream", self.stream)?;
+        m.serialize_entry("task", &self.task)?;
+        m.serialize_entry("tuple", &Values(self.values))?;
+        m.end()
+    }
+}
+
 /// A heartbeat tuple (pystorm tests `task == -1 and stream == "__heartbeat"`).
 pub fn heartbeat_msg(id: &str) -> Node {
     tuple_msg(id, Node::Null, "__heartbeat", -1, Vec::new())
@@ -239,8 +348,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Both decoders, which must agree (the owned one is the host's hot path).
     fn decode(j: serde_json::Value) -> Result<ShellMsg, DecodeError> {
-        ShellMsg::decode(&Node::from_json(&j))
+        let n = Node::from_json(&j);
+        let by_ref = ShellMsg::decode(&n);
+        assert_eq!(ShellMsg::decode_owned(n), by_ref, "{j}");
+        by_ref
     }
 
     #[test]
@@ -338,6 +451,34 @@ mod tests {
             42
         );
         assert!(decode_pid(&Node::from_json(&json!({"pid": "x"}))).is_err());
+    }
+
+    #[test]
+    fn a_tuple_written_directly_is_the_same_json_as_its_tree() {
+        use heron_api::Value;
+        let values = [
+            Value::from("w"),
+            Value::Int(-3),
+            Value::Float(0.5),
+            Value::Bool(true),
+            Value::Null,
+            Value::Bytes(vec![0, 255]),
+            Value::Float(f64::INFINITY),
+        ];
+        let t = TupleOut {
+            id: "17",
+            comp: "split",
+            stream: "default",
+            task: 4,
+            values: &values,
+        };
+        let direct: serde_json::Value = serde_json::to_value(t).unwrap();
+        assert_eq!(direct, t.to_node().to_json());
+        assert_eq!(
+            direct["tuple"][5],
+            json!([0, 255]),
+            "bytes as a list of byte values"
+        );
     }
 
     #[test]

@@ -57,6 +57,22 @@ impl Node {
         }
     }
 
+    /// Takes the value of `key` out of a map, leaving `Null` in its place.
+    pub fn take(&mut self, key: &str) -> Option<Node> {
+        self.take_with(key, Node::Null)
+    }
+
+    /// Takes the value of `key` out of a map, leaving `with` in its place.
+    pub fn take_with(&mut self, key: &str, with: Node) -> Option<Node> {
+        match self {
+            Node::Map(m) => m
+                .iter_mut()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| std::mem::replace(v, with)),
+            _ => None,
+        }
+    }
+
     /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {

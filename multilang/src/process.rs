@@ -290,6 +290,29 @@ impl ShellProcess {
         }
     }
 
+    /// Queues a bolt's input tuple: JSON written straight from its values, msgpack through
+    /// its message tree.
+    pub fn send_tuple(
+        &self,
+        tuple: &crate::message::TupleOut<'_>,
+        timeout: Duration,
+    ) -> Result<(), ProcessError> {
+        match self.serializer {
+            Serializer::Json => {
+                let sent = self.outbox.send(timeout, |buf| {
+                    serde_json::to_writer(&mut *buf, tuple).expect("a Vec never fails");
+                    buf.extend_from_slice(b"\nend\n");
+                });
+                match sent {
+                    Ok(()) => Ok(()),
+                    Err(PipeError::Timeout) => Err(ProcessError::WriteTimeout(timeout)),
+                    Err(PipeError::Closed) => Err(ProcessError::BrokenPipe),
+                }
+            }
+            Serializer::Msgpack => self.send(&tuple.to_node(), timeout),
+        }
+    }
+
     /// The next message if one was read.
     pub fn try_recv(&self) -> Result<Option<Node>, ProcessError> {
         self.next(None)

@@ -184,6 +184,14 @@ impl Shell {
         }
     }
 
+    /// Queues a bolt's input tuple (see [`ShellProcess::send_tuple`]).
+    pub fn send_tuple(&self, tuple: &crate::message::TupleOut<'_>) -> Result<(), ProcessError> {
+        match &self.proc {
+            Some(p) => p.send_tuple(tuple, self.timeout),
+            None => Err(ProcessError::BrokenPipe),
+        }
+    }
+
     /// The subprocess failed for `reason`: kill it, build the full report (exit status and
     /// last stderr lines), log it, queue it in `errors`, schedule the restart. Returns the
     /// report.

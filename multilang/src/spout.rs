@@ -93,7 +93,7 @@ impl SpoutRuntime {
                 }
                 Err(e) => return self.shell.died(&e.to_string()),
             };
-            let msg = match ShellMsg::decode(&node) {
+            let msg = match ShellMsg::decode_owned(node) {
                 Ok(m) => m,
                 Err(e) => return self.shell.died(&format!("misbehaved: {e}")),
             };
