@@ -251,7 +251,7 @@ impl BoltRuntime {
         Ok(())
     }
 
-    fn emit(&mut self, e: Emit, c: &mut OutputCollector) -> Result<(), String> {
+    fn emit(&mut self, mut e: Emit, c: &mut OutputCollector) -> Result<(), String> {
         let (fields, direct) = check_emit(&self.shell.spec, &e)?;
         let mut anchors: Vec<&Tuple> = Vec::with_capacity(e.anchors.len());
         for a in &e.anchors {
@@ -262,7 +262,10 @@ impl BoltRuntime {
                 None => return Err(format!("emit anchored to unknown tuple id {a:?}")),
             }
         }
-        let values: Vec<Value> = e.tuple.iter().map(Node::to_value).collect();
+        let values: Vec<Value> = std::mem::take(&mut e.tuple)
+            .into_iter()
+            .map(Node::into_value)
+            .collect();
         let answer = if e.need_task_ids && !direct {
             let ctx = &self.shell.ctx;
             Some(

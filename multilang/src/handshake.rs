@@ -5,7 +5,7 @@ use std::path::Path;
 
 use heron_api::{GroupingKind, TopologyContext};
 
-use crate::node::Node;
+use crate::node::{Key, Node};
 
 /// A configuration value as the subprocess sees it: `true`/`false` as booleans, integers and
 /// floats as numbers, JSON objects and lists (text starting with `{` or `[` that parses) as
@@ -40,10 +40,10 @@ pub fn conf_value(text: &str) -> Node {
 /// The full configuration map: the context's merged configuration, plus `topology.name` and
 /// `topology.debug` when missing (pystorm reads both).
 pub fn conf_node(ctx: &TopologyContext) -> Node {
-    let mut entries: Vec<(String, Node)> = ctx
+    let mut entries: Vec<(Key, Node)> = ctx
         .config()
         .iter()
-        .map(|(k, v)| (k.to_owned(), conf_value(v)))
+        .map(|(k, v)| (Key::Owned(k.to_owned()), conf_value(v)))
         .collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if !entries.iter().any(|(k, _)| k == "topology.name") {
@@ -68,24 +68,24 @@ pub fn grouping_node(g: &GroupingKind) -> Node {
         GroupingKind::Direct => ("DIRECT", None),
         GroupingKind::Custom => ("CUSTOM_OBJECT", None),
     };
-    let mut m = vec![("type".to_owned(), Node::str(ty))];
+    let mut m: Vec<(Key, Node)> = vec![("type".into(), Node::str(ty))];
     if let Some(f) = fields {
-        m.push(("fields".to_owned(), Node::List(f)));
+        m.push(("fields".into(), Node::List(f)));
     }
     Node::Map(m)
 }
 
 /// Inserts `value` at `outer`/`inner` of a map of maps.
-fn put2(map: &mut Vec<(String, Node)>, outer: &str, inner: &str, value: Node) {
+fn put2(map: &mut Vec<(Key, Node)>, outer: &str, inner: &str, value: Node) {
     let pos = match map.iter().position(|(k, _)| k == outer) {
         Some(p) => p,
         None => {
-            map.push((outer.to_owned(), Node::Map(Vec::new())));
+            map.push((Key::Owned(outer.to_owned()), Node::Map(Vec::new())));
             map.len() - 1
         }
     };
     if let Node::Map(m) = &mut map[pos].1 {
-        m.push((inner.to_owned(), value));
+        m.push((Key::Owned(inner.to_owned()), value));
     }
 }
 
@@ -100,7 +100,7 @@ pub fn context_node(ctx: &TopologyContext) -> Node {
     let task_component = Node::Map(
         tasks
             .iter()
-            .map(|(t, c)| (t.to_string(), Node::str(*c)))
+            .map(|(t, c)| (Key::Owned(t.to_string()), Node::str(*c)))
             .collect(),
     );
     let mut streams: Vec<(&str, &heron_api::Fields)> = ctx.component_streams(me).collect();
@@ -108,18 +108,23 @@ pub fn context_node(ctx: &TopologyContext) -> Node {
     let stream_fields = Node::Map(
         streams
             .iter()
-            .map(|(s, f)| (s.to_string(), Node::List(f.iter().map(Node::str).collect())))
+            .map(|(s, f)| {
+                (
+                    Key::Owned(s.to_string()),
+                    Node::List(f.iter().map(Node::str).collect()),
+                )
+            })
             .collect(),
     );
-    let mut targets = Vec::new();
+    let mut targets: Vec<(Key, Node)> = Vec::new();
     for (s, _) in &streams {
-        targets.push((s.to_string(), Node::Map(Vec::new())));
+        targets.push((Key::Owned(s.to_string()), Node::Map(Vec::new())));
         for sub in ctx.stream_targets(me, s) {
             put2(&mut targets, s, &sub.consumer, grouping_node(&sub.grouping));
         }
     }
-    let mut sources = Vec::new();
-    let mut source_fields = Vec::new();
+    let mut sources: Vec<(Key, Node)> = Vec::new();
+    let mut source_fields: Vec<(Key, Node)> = Vec::new();
     for sub in ctx.component_inputs(me) {
         put2(
             &mut sources,

@@ -284,7 +284,7 @@ pub struct TupleOut<'a> {
 
 impl TupleOut<'_> {
     /// The message as a tree.
-    pub fn to_node(&self) -> Node {
+    pub fn to_node(self) -> Node {
         tuple_msg(
             self.id,
             Node::str(self.comp),

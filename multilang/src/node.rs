@@ -8,7 +8,13 @@
 //!   msgpack `bin` becomes `Bytes`; a **list or map** (which a tuple value cannot hold)
 //!   becomes a `Str` holding its compact JSON text (map keys sorted), so `json.loads` downstream recovers it.
 
+use std::borrow::Cow;
+
 use heron_api::Value;
+
+/// A map key: the protocol's own keys are static strings (no allocation per message, on
+/// either side); others are owned.
+pub type Key = Cow<'static, str>;
 
 /// A decoded message value (a superset of JSON: msgpack adds byte strings).
 #[derive(Clone, Debug, PartialEq)]
@@ -30,16 +36,16 @@ pub enum Node {
     /// A list.
     List(Vec<Node>),
     /// A map, in message order.
-    Map(Vec<(String, Node)>),
+    Map(Vec<(Key, Node)>),
 }
 
 impl Node {
     /// A map from `(key, value)` pairs.
-    pub fn map<const N: usize>(entries: [(&str, Node); N]) -> Node {
+    pub fn map<const N: usize>(entries: [(&'static str, Node); N]) -> Node {
         Node::Map(
             entries
                 .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
+                .map(|(k, v)| (Cow::Borrowed(k), v))
                 .collect(),
         )
     }
@@ -117,6 +123,15 @@ impl Node {
         }
     }
 
+    /// [`to_value`](Self::to_value), moving strings and bytes instead of copying them.
+    pub fn into_value(self) -> Value {
+        match self {
+            Node::Str(s) => Value::Str(s),
+            Node::Bytes(b) => Value::Bytes(b),
+            other => other.to_value(),
+        }
+    }
+
     /// The node for a tuple value (see the module docs).
     pub fn from_value(v: &Value) -> Node {
         match v {
@@ -141,7 +156,11 @@ impl Node {
             Node::Str(s) => J::String(s.clone()),
             Node::Bytes(b) => J::Array(b.iter().map(|&x| J::from(x)).collect()),
             Node::List(l) => J::Array(l.iter().map(Node::to_json).collect()),
-            Node::Map(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Node::Map(m) => J::Object(
+                m.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_json()))
+                    .collect(),
+            ),
         }
     }
 
@@ -164,7 +183,7 @@ impl Node {
             J::Array(a) => Node::List(a.iter().map(Node::from_json).collect()),
             J::Object(o) => Node::Map(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), Node::from_json(v)))
+                    .map(|(k, v)| (Key::Owned(k.clone()), Node::from_json(v)))
                     .collect(),
             ),
         }
@@ -222,7 +241,7 @@ impl Node {
                             .ok_or_else(|| "a msgpack map key that is not UTF-8".to_string())?,
                         other => other.to_string(),
                     };
-                    out.push((key, Node::from_msgpack(v)?));
+                    out.push((Key::Owned(key), Node::from_msgpack(v)?));
                 }
                 Node::Map(out)
             }

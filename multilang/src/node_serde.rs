@@ -6,7 +6,7 @@
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use crate::node::Node;
+use crate::node::{Key, Node};
 
 impl Serialize for Node {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -98,10 +98,52 @@ impl<'de> Visitor<'de> for NodeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-        while let Some((k, v)) = map.next_entry::<String, Node>()? {
+        while let Some((KeyIn(k), v)) = map.next_entry::<KeyIn, Node>()? {
             out.push((k, v));
         }
         Ok(Node::Map(out))
+    }
+}
+
+/// The protocol's keys, so decoding a message allocates none for them.
+const KNOWN_KEYS: [&str; 16] = [
+    "command",
+    "id",
+    "anchors",
+    "tuple",
+    "stream",
+    "task",
+    "need_task_ids",
+    "msg",
+    "level",
+    "name",
+    "params",
+    "pid",
+    "comp",
+    "conf",
+    "context",
+    "pidDir",
+];
+
+/// A map key: one of [`KNOWN_KEYS`] without allocating, else an owned string.
+struct KeyIn(Key);
+
+impl<'de> Deserialize<'de> for KeyIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeyIn, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyIn;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<KeyIn, E> {
+                Ok(KeyIn(match KNOWN_KEYS.iter().find(|k| **k == s) {
+                    Some(k) => Key::Borrowed(k),
+                    None => Key::Owned(s.to_owned()),
+                }))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -121,7 +163,7 @@ mod tests {
         let n: Node = serde_json::from_str(text).unwrap();
         // message order is kept
         let Node::Map(m) = &n else { panic!("{n:?}") };
-        let keys: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<&str> = m.iter().map(|(k, _)| k.as_ref()).collect();
         assert_eq!(keys, ["command", "anchors", "tuple", "big"]);
         assert_eq!(n.get("big"), Some(&Node::UInt(u64::MAX)));
         assert_eq!(serde_json::to_string(&n).unwrap(), text);

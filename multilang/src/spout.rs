@@ -126,9 +126,12 @@ impl SpoutRuntime {
         }
     }
 
-    fn emit(&mut self, e: Emit, c: Option<&mut SpoutOutputCollector>) -> Result<(), String> {
+    fn emit(&mut self, mut e: Emit, c: Option<&mut SpoutOutputCollector>) -> Result<(), String> {
         let (fields, direct) = check_emit(&self.shell.spec, &e)?;
-        let values: Vec<Value> = e.tuple.iter().map(Node::to_value).collect();
+        let values: Vec<Value> = std::mem::take(&mut e.tuple)
+            .into_iter()
+            .map(Node::into_value)
+            .collect();
         let answer = if e.need_task_ids && !direct {
             let ctx = &self.shell.ctx;
             Some(
