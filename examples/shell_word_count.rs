@@ -6,73 +6,19 @@
 //! local scheduler, prints a status line per second, and kills it at the end.
 
 mod common;
+#[path = "common/word_count_parts.rs"]
+mod word_count_parts;
 
-use common::sentences::Sentences;
+use word_count_parts::{CountBolt, SentenceSpout};
 
-use heron::{
-    values, Bolt, Fields, HeronTopology, OutputCollector, OutputFieldsDeclarer, ShellBolt, Spout,
-    SpoutOutputCollector, TopologyBuilder, TopologyError, Tuple,
-};
-use std::collections::HashMap;
-
-/// Emits sentences of 8 words drawn from a fixed vocabulary (`common::sentences`); with `--reliability atleast`
-/// each sentence carries a message id, so the whole tree is tracked (XOR acking).
-struct SentenceSpout {
-    sentences: Sentences,
-    reliable: bool,
-    next_id: u64,
-}
-
-impl Spout for SentenceSpout {
-    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
-        d.declare(Fields::new(["sentence"]));
-    }
-
-    fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
-        let sentence = self.sentences.next_sentence();
-        if self.reliable {
-            self.next_id += 1;
-            collector.emit_with_id(values![sentence], self.next_id);
-        } else {
-            collector.emit(values![sentence]);
-        }
-    }
-}
-
-/// Counts words; the final bolt.
-#[derive(Default)]
-struct CountBolt {
-    counts: HashMap<String, u64>,
-}
-
-impl Bolt for CountBolt {
-    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
-        if let Some(word) = input.get_str(0) {
-            match self.counts.get_mut(word) {
-                Some(c) => *c += 1,
-                None => {
-                    self.counts.insert(word.to_string(), 1);
-                }
-            }
-        }
-        collector.ack(input);
-    }
-}
+use heron::{Fields, HeronTopology, ShellBolt, TopologyBuilder, TopologyError};
 
 fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let opts = common::Options::parse(args).map_err(TopologyError::Invalid)?;
     let p = opts.parallelism;
     let reliable = opts.reliability == "atleast";
     let mut builder = TopologyBuilder::new();
-    builder.set_spout(
-        "sentence",
-        move || SentenceSpout {
-            sentences: Sentences::per_process(),
-            reliable,
-            next_id: 0,
-        },
-        p,
-    );
+    builder.set_spout("sentence", move || SentenceSpout::new(reliable), p);
     // the Python script and its folder (the subprocess's working directory)
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/multilang");
     builder

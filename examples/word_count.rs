@@ -5,39 +5,15 @@
 //! second, and kills it at the end.
 
 mod common;
+#[path = "common/word_count_parts.rs"]
+mod word_count_parts;
 
-use common::sentences::Sentences;
+use word_count_parts::{CountBolt, SentenceSpout};
 
 use heron::{
-    values, BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology,
-    OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector, TopologyBuilder,
-    TopologyError, Tuple,
+    values, BasicBolt, BasicOutputCollector, FailedException, Fields, HeronTopology,
+    OutputFieldsDeclarer, TopologyBuilder, TopologyError, Tuple,
 };
-use std::collections::HashMap;
-
-/// Emits sentences of 8 words drawn from a fixed vocabulary (`common::sentences`); with `--reliability atleast`
-/// each sentence carries a message id, so the whole tree is tracked (XOR acking).
-struct SentenceSpout {
-    sentences: Sentences,
-    reliable: bool,
-    next_id: u64,
-}
-
-impl Spout for SentenceSpout {
-    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
-        d.declare(Fields::new(["sentence"]));
-    }
-
-    fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
-        let sentence = self.sentences.next_sentence();
-        if self.reliable {
-            self.next_id += 1;
-            collector.emit_with_id(values![sentence], self.next_id);
-        } else {
-            collector.emit(values![sentence]);
-        }
-    }
-}
 
 /// Splits a sentence into words.
 struct SplitBolt;
@@ -60,40 +36,12 @@ impl BasicBolt for SplitBolt {
     }
 }
 
-/// Counts words; the final bolt.
-#[derive(Default)]
-struct CountBolt {
-    counts: HashMap<String, u64>,
-}
-
-impl Bolt for CountBolt {
-    fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
-        if let Some(word) = input.get_str(0) {
-            match self.counts.get_mut(word) {
-                Some(c) => *c += 1,
-                None => {
-                    self.counts.insert(word.to_string(), 1);
-                }
-            }
-        }
-        collector.ack(input);
-    }
-}
-
 fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let opts = common::Options::parse(args).map_err(TopologyError::Invalid)?;
     let p = opts.parallelism;
     let reliable = opts.reliability == "atleast";
     let mut builder = TopologyBuilder::new();
-    builder.set_spout(
-        "sentence",
-        move || SentenceSpout {
-            sentences: Sentences::per_process(),
-            reliable,
-            next_id: 0,
-        },
-        p,
-    );
+    builder.set_spout("sentence", move || SentenceSpout::new(reliable), p);
     builder
         .set_basic_bolt("split", || SplitBolt, p)
         .shuffle_grouping("sentence");
