@@ -115,11 +115,25 @@ impl BoltRuntime {
                 values: input.values(),
             })
         };
+        // Input tuples go out together: the instance calls poll_async (which flushes) as soon
+        // as its current batch is done, because of this wake; without a waker, at once.
+        let sent = sent.and_then(|()| match &self.shell.waker {
+            Some(w) => {
+                w.wake();
+                Ok(())
+            }
+            None => self.shell.flush(),
+        });
         if let Err(e) = sent {
             self.die(c, &e.to_string());
             return;
         }
         // Bounded: wait (handling output, checking liveness) while at the limit.
+        if self.pending.len() >= self.max_pending {
+            if let Err(e) = self.shell.flush() {
+                self.die(c, &e.to_string());
+            }
+        }
         while self.shell.is_running() && self.pending.len() >= self.max_pending {
             let deadline = self.shell.heartbeat.deadline();
             let got = match &self.shell.proc {
@@ -135,6 +149,13 @@ impl BoltRuntime {
         }
         self.drain(c, Instant::now());
         self.report(c);
+    }
+
+    /// Sends the queued input tuples.
+    pub fn flush(&mut self, c: &mut OutputCollector) {
+        if let Err(e) = self.shell.flush() {
+            self.die(c, &e.to_string());
+        }
     }
 
     /// Handles whatever the subprocess sent, checks liveness, restarts it when due.
@@ -374,7 +395,9 @@ impl Bolt for ShellBolt {
     }
 
     fn poll_async(&mut self, collector: &mut OutputCollector, now: Instant) -> Option<Instant> {
-        self.rt.as_mut()?.service(collector, now)
+        let rt = self.rt.as_mut()?;
+        rt.flush(collector);
+        rt.service(collector, now)
     }
 
     fn cleanup(&mut self) {

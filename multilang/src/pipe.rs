@@ -135,6 +135,74 @@ impl Outbox {
         Ok(())
     }
 
+    /// Appends what `encode` writes without writing or waking anyone: the caller
+    /// [`flush`](Self::flush)es later (e.g. once per batch of input tuples), so one `write`
+    /// carries many messages. Waiting for room wakes the writer first.
+    pub fn send_lazy(
+        &self,
+        timeout: Duration,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<(), PipeError> {
+        let deadline = Instant::now() + timeout;
+        let mut s = lock(&self.state);
+        loop {
+            if s.closed {
+                return Err(PipeError::Closed);
+            }
+            if s.buf.is_empty() || s.buf.len() < self.capacity {
+                break;
+            }
+            self.filled.notify_one();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(PipeError::Timeout);
+            }
+            s = self
+                .drained
+                .wait_timeout(s, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        encode(&mut s.buf);
+        Ok(())
+    }
+
+    /// Sends what [`send_lazy`](Self::send_lazy) queued: written here when the writer is
+    /// idle (what the pipe does not take goes to the writer), else left to the writer.
+    pub fn flush(&self) -> Result<(), PipeError> {
+        let mut s = lock(&self.state);
+        if s.buf.is_empty() {
+            return if s.closed {
+                Err(PipeError::Closed)
+            } else {
+                Ok(())
+            };
+        }
+        if let (Some(direct), false) = (&self.direct, s.writing) {
+            let mut done = 0;
+            while done < s.buf.len() {
+                match direct.write_now(&s.buf[done..]) {
+                    Ok(0) => break,
+                    Ok(n) => done += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        s.closed = true;
+                        drop(s);
+                        self.filled.notify_all();
+                        return Err(PipeError::Closed);
+                    }
+                }
+            }
+            s.buf.drain(..done);
+            if s.buf.is_empty() {
+                return Ok(());
+            }
+        }
+        drop(s);
+        self.filled.notify_one();
+        Ok(())
+    }
+
     /// The writer side: swaps everything queued into `into` (emptied first), waiting for
     /// bytes; `false` once closed and drained.
     pub fn take(&self, into: &mut Vec<u8>) -> bool {
@@ -344,6 +412,56 @@ mod tests {
         assert_eq!(*lock(&got), b"abcde");
         assert!(o.take(&mut batch));
         assert_eq!(batch, b"i");
+    }
+
+    #[test]
+    fn lazy_sends_go_out_together_on_flush() {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let o = Outbox::with_direct(
+            64,
+            Some(Box::new(Small {
+                got: got.clone(),
+                room: 6,
+            })),
+        );
+        o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"ab"))
+            .unwrap();
+        o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"cd"))
+            .unwrap();
+        assert!(lock(&got).is_empty(), "nothing written before the flush");
+        o.flush().unwrap();
+        assert_eq!(*lock(&got), b"abcd");
+        // an eager send after lazy ones keeps the order
+        o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"ef"))
+            .unwrap();
+        o.send(Duration::ZERO, |b| b.extend_from_slice(b"gh"))
+            .unwrap();
+        let mut batch = Vec::new();
+        assert!(o.take(&mut batch));
+        assert_eq!(batch, b"efgh");
+        // while the writer holds a batch, a flush leaves the bytes to it
+        o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"ij"))
+            .unwrap();
+        o.flush().unwrap();
+        assert_eq!(*lock(&got), b"abcd");
+        assert!(o.take(&mut batch));
+        assert_eq!(batch, b"ij");
+
+        // what the pipe does not take on a flush is left for the writer
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let o = Outbox::with_direct(
+            64,
+            Some(Box::new(Small {
+                got: got.clone(),
+                room: 6,
+            })),
+        );
+        o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"abcdefgh"))
+            .unwrap();
+        o.flush().unwrap();
+        assert_eq!(*lock(&got), b"abcdef");
+        assert!(o.take(&mut batch));
+        assert_eq!(batch, b"gh");
     }
 
     #[test]

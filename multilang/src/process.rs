@@ -290,8 +290,8 @@ impl ShellProcess {
         }
     }
 
-    /// Queues a bolt's input tuple: JSON written straight from its values, msgpack through
-    /// its message tree.
+    /// Queues a bolt's input tuple without sending it yet ([`flush`](Self::flush) does):
+    /// JSON written straight from its values, msgpack through its message tree.
     pub fn send_tuple(
         &self,
         tuple: &crate::message::TupleOut<'_>,
@@ -299,7 +299,7 @@ impl ShellProcess {
     ) -> Result<(), ProcessError> {
         match self.serializer {
             Serializer::Json => {
-                let sent = self.outbox.send(timeout, |buf| {
+                let sent = self.outbox.send_lazy(timeout, |buf| {
                     serde_json::to_writer(&mut *buf, tuple).expect("a Vec never fails");
                     buf.extend_from_slice(b"\nend\n");
                 });
@@ -311,6 +311,11 @@ impl ShellProcess {
             }
             Serializer::Msgpack => self.send(&tuple.to_node(), timeout),
         }
+    }
+
+    /// Sends the tuples [`send_tuple`](Self::send_tuple) queued.
+    pub fn flush(&self) -> Result<(), ProcessError> {
+        self.outbox.flush().map_err(|_| ProcessError::BrokenPipe)
     }
 
     /// The next message if one was read.

@@ -184,7 +184,16 @@ impl Shell {
         }
     }
 
-    /// Queues a bolt's input tuple (see [`ShellProcess::send_tuple`]).
+    /// Sends the queued input tuples (see [`ShellProcess::flush`]).
+    pub fn flush(&self) -> Result<(), ProcessError> {
+        match &self.proc {
+            Some(p) => p.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues a bolt's input tuple, sent on the next [`flush`](Self::flush) (see
+    /// [`ShellProcess::send_tuple`]).
     pub fn send_tuple(&self, tuple: &crate::message::TupleOut<'_>) -> Result<(), ProcessError> {
         match &self.proc {
             Some(p) => p.send_tuple(tuple, self.timeout),
