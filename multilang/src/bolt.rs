@@ -7,15 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use heron_api::{
-    Bolt, Fields, OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple, Value,
-};
+use heron_api::{Bolt, Fields, OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple};
 
 use crate::engine::{Liveness, Pending};
 use crate::message::{heartbeat_msg, task_ids_msg, tuple_msg, Emit, ShellMsg, TupleOut};
 use crate::node::Node;
 use crate::shell::{Shell, MAX_PENDING_KEY};
-use crate::task_ids::{task_ids, PinState};
+use crate::task_ids::{emit_values, PinState};
 use crate::{ShellBolt, ShellSpec};
 
 /// Storm's `topology.shellbolt.max.pending` default.
@@ -283,19 +281,8 @@ impl BoltRuntime {
                 None => return Err(format!("emit anchored to unknown tuple id {a:?}")),
             }
         }
-        let values: Vec<Value> = std::mem::take(&mut e.tuple)
-            .into_iter()
-            .map(Node::into_value)
-            .collect();
-        let answer = if e.need_task_ids && !direct {
-            let ctx = &self.shell.ctx;
-            Some(
-                task_ids(ctx, &mut self.pins, &e.stream, fields, &values)
-                    .map_err(|u| u.to_string())?,
-            )
-        } else {
-            None
-        };
+        let (values, answer) = emit_values(&self.shell.ctx, &mut self.pins, &mut e, fields, direct)
+            .map_err(|u| u.to_string())?;
         match (e.task, &answer) {
             (Some(task), _) => c.emit_direct(task, &e.stream, &anchors, values),
             // the answer holds only if the tuple goes where it says

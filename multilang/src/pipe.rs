@@ -35,14 +35,27 @@ struct OutState {
     closed: bool,
     /// The writer thread holds a batch it has not finished writing.
     writing: bool,
-    /// A sender's encoding space for direct writes.
-    scratch: Vec<u8>,
 }
 
 /// Where a sender may write directly: a pipe in non-blocking mode.
 pub trait DirectWrite: Send + Sync {
     /// One non-blocking write: the bytes taken, `Ok(0)` when the pipe is full.
     fn write_now(&self, bytes: &[u8]) -> std::io::Result<usize>;
+}
+
+/// Writes as much of `bytes` as `to` takes without blocking; the count written, or `Err`
+/// when the pipe is broken.
+pub fn write_available(to: &dyn DirectWrite, bytes: &[u8]) -> Result<usize, std::io::Error> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match to.write_now(&bytes[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
 }
 
 /// Bytes for the subprocess's stdin (see the module docs).
@@ -66,7 +79,6 @@ impl Outbox {
                 buf: Vec::new(),
                 closed: false,
                 writing: false,
-                scratch: Vec::new(),
             }),
             filled: Condvar::new(),
             drained: Condvar::new(),
@@ -74,65 +86,20 @@ impl Outbox {
         }
     }
 
-    /// Appends what `encode` writes, waiting up to `timeout` for room.
+    /// Appends what `encode` writes, waiting up to `timeout` for room, and sends it
+    /// ([`send_lazy`](Self::send_lazy) then [`flush`](Self::flush)).
     pub fn send(
         &self,
         timeout: Duration,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<(), PipeError> {
-        let deadline = Instant::now() + timeout;
-        let mut s = lock(&self.state);
-        loop {
-            if s.closed {
-                return Err(PipeError::Closed);
-            }
-            if s.buf.is_empty() || s.buf.len() < self.capacity {
-                break;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(PipeError::Timeout);
-            }
-            s = self
-                .drained
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        if let (Some(direct), true, false) = (&self.direct, s.buf.is_empty(), s.writing) {
-            let st = &mut *s;
-            st.scratch.clear();
-            encode(&mut st.scratch);
-            let mut done = 0;
-            while done < st.scratch.len() {
-                match direct.write_now(&st.scratch[done..]) {
-                    Ok(0) => break,
-                    Ok(n) => done += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        st.closed = true;
-                        drop(s);
-                        self.filled.notify_all();
-                        return Err(PipeError::Closed);
-                    }
-                }
-            }
-            if done == st.scratch.len() {
-                return Ok(());
-            }
-            // the pipe is full: the writer thread writes the rest
-            st.buf.extend_from_slice(&st.scratch[done..]);
-            drop(s);
+        if self.append(timeout, encode)? {
+            self.flush()
+        } else {
+            // bytes are already queued: they go first, with the writer
             self.filled.notify_one();
-            return Ok(());
+            Ok(())
         }
-        let was_empty = s.buf.is_empty();
-        encode(&mut s.buf);
-        drop(s);
-        if was_empty {
-            self.filled.notify_one();
-        }
-        Ok(())
     }
 
     /// Appends what `encode` writes without writing or waking anyone: the caller
@@ -143,6 +110,15 @@ impl Outbox {
         timeout: Duration,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<(), PipeError> {
+        self.append(timeout, encode).map(drop)
+    }
+
+    /// Appends what `encode` writes once there is room; whether the buffer was empty before.
+    fn append(
+        &self,
+        timeout: Duration,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<bool, PipeError> {
         let deadline = Instant::now() + timeout;
         let mut s = lock(&self.state);
         loop {
@@ -163,8 +139,9 @@ impl Outbox {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        let was_empty = s.buf.is_empty();
         encode(&mut s.buf);
-        Ok(())
+        Ok(was_empty)
     }
 
     /// Sends what [`send_lazy`](Self::send_lazy) queued: written here when the writer is
@@ -179,20 +156,12 @@ impl Outbox {
             };
         }
         if let (Some(direct), false) = (&self.direct, s.writing) {
-            let mut done = 0;
-            while done < s.buf.len() {
-                match direct.write_now(&s.buf[done..]) {
-                    Ok(0) => break,
-                    Ok(n) => done += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        s.closed = true;
-                        drop(s);
-                        self.filled.notify_all();
-                        return Err(PipeError::Closed);
-                    }
-                }
-            }
+            let Ok(done) = write_available(direct.as_ref(), &s.buf) else {
+                s.closed = true;
+                drop(s);
+                self.filled.notify_all();
+                return Err(PipeError::Closed);
+            };
             s.buf.drain(..done);
             if s.buf.is_empty() {
                 return Ok(());

@@ -19,7 +19,7 @@ use heron_api::AsyncWaker;
 
 use crate::codec::{CodecError, Serializer};
 use crate::node::Node;
-use crate::pipe::{DirectWrite, Inbox, Outbox, PipeError};
+use crate::pipe::{write_available, DirectWrite, Inbox, Outbox, PipeError};
 use crate::ShellSpec;
 
 /// Messages the reader thread may hold before the subprocess blocks on its stdout.
@@ -438,14 +438,15 @@ fn write_loop(stdin: &Arc<NonBlockingStdin>, outbox: &Outbox) {
     while outbox.take(&mut buf) {
         let mut done = 0;
         while done < buf.len() {
-            match stdin.write_now(&buf[done..]) {
-                Ok(0) => stdin.wait_writable(),
+            match write_available(stdin, &buf[done..]) {
                 Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => {
                     outbox.close();
                     return;
                 }
+            }
+            if done < buf.len() {
+                stdin.wait_writable();
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::bolt::check_emit;
 use crate::message::{command_msg, task_ids_msg, Emit, ShellMsg};
 use crate::node::Node;
 use crate::shell::Shell;
-use crate::task_ids::{task_ids, PinState};
+use crate::task_ids::{emit_values, PinState};
 use crate::{ShellSpec, ShellSpout};
 
 /// An emit made while no collector was at hand (during ack, fail, activate, deactivate),
@@ -128,19 +128,8 @@ impl SpoutRuntime {
 
     fn emit(&mut self, mut e: Emit, c: Option<&mut SpoutOutputCollector>) -> Result<(), String> {
         let (fields, direct) = check_emit(&self.shell.spec, &e)?;
-        let values: Vec<Value> = std::mem::take(&mut e.tuple)
-            .into_iter()
-            .map(Node::into_value)
-            .collect();
-        let answer = if e.need_task_ids && !direct {
-            let ctx = &self.shell.ctx;
-            Some(
-                task_ids(ctx, &mut self.pins, &e.stream, fields, &values)
-                    .map_err(|u| u.to_string())?,
-            )
-        } else {
-            None
-        };
+        let (values, answer) = emit_values(&self.shell.ctx, &mut self.pins, &mut e, fields, direct)
+            .map_err(|u| u.to_string())?;
         let msg = e.id.map(|id| {
             let seq = self.next_msg;
             self.next_msg += 1;

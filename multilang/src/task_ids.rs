@@ -80,6 +80,27 @@ pub struct TaskIds {
     pub pinned: bool,
 }
 
+/// An emit's values, moved out of it, and (when it asks for them on a non-direct stream)
+/// the task ids to answer with, for a component whose stream `e.stream` has `fields`.
+pub(crate) fn emit_values(
+    ctx: &TopologyContext,
+    pins: &mut PinState,
+    e: &mut crate::message::Emit,
+    fields: &Fields,
+    direct: bool,
+) -> Result<(Vec<Value>, Option<TaskIds>), Unanswerable> {
+    let values: Vec<Value> = std::mem::take(&mut e.tuple)
+        .into_iter()
+        .map(crate::node::Node::into_value)
+        .collect();
+    let answer = if e.need_task_ids && !direct {
+        Some(task_ids(ctx, pins, &e.stream, fields, &values)?)
+    } else {
+        None
+    };
+    Ok((values, answer))
+}
+
 /// The tasks that get an emit of `values` on `stream` (declared with `fields`) of this task's
 /// component, in consumer order of the plan; shuffle-like consumers' tasks are picked from
 /// `pins` (see the [module docs](self)).
