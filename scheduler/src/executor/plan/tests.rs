@@ -261,3 +261,25 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
         "instances do not talk to the checkpoint manager"
     );
 }
+
+#[test]
+fn free_ports_are_distinct_and_outside_the_ephemeral_range() {
+    let ports = free_ports(6).unwrap();
+    let mut unique = ports.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 6, "{ports:?}");
+    if let Some(low) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+    {
+        assert!(
+            ports.iter().all(|&p| (10_000..low).contains(&p)),
+            "{ports:?} (ephemeral from {low})"
+        );
+    }
+    // each is free: it can be bound now
+    for p in ports {
+        std::net::TcpListener::bind(("127.0.0.1", p)).unwrap();
+    }
+}
