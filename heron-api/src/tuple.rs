@@ -246,6 +246,30 @@ impl Tuple {
         self.values
     }
 
+    /// A copy without the values that acks, fails and anchors exactly as this tuple does
+    /// (same source, task, tree and timing): what a bolt that holds its inputs until later
+    /// keeps, without copying their values.
+    ///
+    /// ```
+    /// use heron_api::{Fields, Tuple, Value};
+    ///
+    /// let t = Tuple::new("spout", "default", 3, Fields::new(["word"]), vec![Value::from("w")]);
+    /// let held = t.without_values();
+    /// assert!(held.is_empty());
+    /// assert_eq!((held.source_component(), held.source_task()), ("spout", 3));
+    /// assert_eq!((held.key(), held.roots()), (t.key(), t.roots()));
+    /// ```
+    pub fn without_values(&self) -> Tuple {
+        Tuple {
+            source: self.source.clone(),
+            task: self.task,
+            values: Values::new(),
+            key: self.key,
+            roots: self.roots.clone(),
+            started_ns: self.started_ns,
+        }
+    }
+
     /// The field names of the source stream.
     pub fn fields(&self) -> &Fields {
         &self.source.fields

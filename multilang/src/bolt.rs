@@ -3,15 +3,18 @@
 //! [`Bolt::poll_async`] when the reader thread wakes the executor.
 
 use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use heron_api::{Bolt, Fields, OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple};
 
-use crate::engine::{Liveness, Pending};
+use crate::engine::Liveness;
+use crate::incoming::Incoming;
 use crate::message::{heartbeat_msg, task_ids_msg, tuple_msg, Emit, ShellMsg, TupleOut};
 use crate::node::Node;
+use crate::pending::{parse_id, Pending, SeqHasher};
 use crate::shell::{Shell, MAX_PENDING_KEY};
 use crate::task_ids::{emit_values, PinState};
 use crate::{ShellBolt, ShellSpec};
@@ -23,7 +26,7 @@ pub(crate) struct BoltRuntime {
     shell: Shell,
     pending: Pending<Tuple>,
     /// Ids of tick tuples and heartbeats written and not yet acked (acks are swallowed).
-    system_ids: HashSet<String>,
+    system_ids: HashSet<u64, BuildHasherDefault<SeqHasher>>,
     max_pending: usize,
     /// The round robins of `need_task_ids` answers on shuffled streams.
     pins: PinState,
@@ -66,11 +69,12 @@ impl BoltRuntime {
                 usize::try_from(n).unwrap_or(usize::MAX)
             });
         let mut shell = Shell::new(spec, ctx, restarts);
+        shell.read_coalesce = crate::process::READ_COALESCE;
         shell.ensure_started(Instant::now());
         BoltRuntime {
             shell,
             pending: Pending::default(),
-            system_ids: HashSet::new(),
+            system_ids: HashSet::default(),
             max_pending,
             pins: PinState::default(),
         }
@@ -88,7 +92,7 @@ impl BoltRuntime {
         }
         let sent = if input.is_tick_tuple() {
             let id = self.pending.next_id();
-            self.system_ids.insert(id.clone());
+            self.system_ids.insert(id);
             let secs = self.shell.ctx.config().tick_tuple_freq_ms().unwrap_or(0);
             let freq = if secs % 1000 == 0 {
                 Node::Int((secs / 1000) as i64)
@@ -96,17 +100,18 @@ impl BoltRuntime {
                 Node::Float(secs as f64 / 1000.0)
             };
             self.shell.send(&tuple_msg(
-                &id,
+                &id.to_string(),
                 Node::str(heron_api::SYSTEM_COMPONENT_ID),
                 heron_api::TICK_STREAM_ID,
                 -1,
                 vec![freq],
             ))
         } else {
-            let id = self.pending.insert(input.clone());
+            // held for its ack or fail (and anchoring), without its values
+            let id = self.pending.insert(input.without_values());
             self.shell.heartbeat.busy(now);
             self.shell.send_tuple(&TupleOut {
-                id: &id,
+                id,
                 comp: input.source_component(),
                 stream: input.source_stream(),
                 task: input.source_task(),
@@ -126,24 +131,27 @@ impl BoltRuntime {
             self.die(c, &e.to_string());
             return;
         }
-        // Bounded: wait (handling output, checking liveness) while at the limit.
+        // Bounded: at the limit, wait (handling output, checking liveness) until a quarter
+        // of the window is free again, so inputs go to the pipe in runs rather than one
+        // write and one wake-up per ack.
         if self.pending.len() >= self.max_pending {
             if let Err(e) = self.shell.flush() {
                 self.die(c, &e.to_string());
             }
-        }
-        while self.shell.is_running() && self.pending.len() >= self.max_pending {
-            let deadline = self.shell.heartbeat.deadline();
-            let got = match &self.shell.proc {
-                Some(p) => p.recv_deadline(deadline),
-                None => break,
-            };
-            match got {
-                Ok(Some(m)) => self.handle(m, c, Instant::now()),
-                Ok(None) => {}
-                Err(e) => self.die(c, &e.to_string()),
+            let resume = self.max_pending - self.max_pending.div_ceil(4);
+            while self.shell.is_running() && self.pending.len() > resume {
+                let deadline = self.shell.heartbeat.deadline();
+                let got = match &self.shell.proc {
+                    Some(p) => p.recv_deadline(deadline),
+                    None => break,
+                };
+                match got {
+                    Ok(Some(m)) => self.handle(m, c, Instant::now()),
+                    Ok(None) => {}
+                    Err(e) => self.die(c, &e.to_string()),
+                }
+                self.liveness(c, Instant::now());
             }
-            self.liveness(c, Instant::now());
         }
         self.drain(c, Instant::now());
         self.report(c);
@@ -195,8 +203,8 @@ impl BoltRuntime {
             Liveness::Fine => {}
             Liveness::SendHeartbeat => {
                 let id = self.pending.next_id();
-                self.system_ids.insert(id.clone());
-                if let Err(e) = self.shell.send(&heartbeat_msg(&id)) {
+                self.system_ids.insert(id);
+                if let Err(e) = self.shell.send(&heartbeat_msg(&id.to_string())) {
                     return self.die(c, &e.to_string());
                 }
                 self.shell.heartbeat.sent(now);
@@ -213,9 +221,9 @@ impl BoltRuntime {
         }
     }
 
-    fn handle(&mut self, node: Node, c: &mut OutputCollector, now: Instant) {
+    fn handle(&mut self, Incoming(msg): Incoming, c: &mut OutputCollector, now: Instant) {
         self.shell.heartbeat.heard(now);
-        let msg = match ShellMsg::decode_owned(node) {
+        let msg = match msg {
             Ok(m) => m,
             Err(e) => return self.die(c, &format!("misbehaved: {e}")),
         };
@@ -242,6 +250,7 @@ impl BoltRuntime {
                 Ok(())
             }
             ShellMsg::ResetTimeout(_) => Ok(()),
+            ShellMsg::Handshake { .. } => Err("a second handshake reply".to_string()),
             ShellMsg::Emit(e) => self.emit(e, c),
         };
         if let Err(reason) = result {
@@ -250,7 +259,7 @@ impl BoltRuntime {
     }
 
     fn release(&mut self, id: &str, c: &mut OutputCollector, ack: bool) -> Result<(), String> {
-        if self.system_ids.remove(id) {
+        if parse_id(id).is_some_and(|n| self.system_ids.remove(&n)) {
             return Ok(());
         }
         let released = self.pending.take(id);
@@ -272,22 +281,39 @@ impl BoltRuntime {
 
     fn emit(&mut self, mut e: Emit, c: &mut OutputCollector) -> Result<(), String> {
         let (fields, direct) = check_emit(&self.shell.spec, &e)?;
-        let mut anchors: Vec<&Tuple> = Vec::with_capacity(e.anchors.len());
-        for a in &e.anchors {
-            match self.pending.get(a) {
-                Some(t) => anchors.push(t),
-                // ticks have no tree to join
-                None if self.system_ids.contains(a) => {}
-                None => return Err(format!("emit anchored to unknown tuple id {a:?}")),
+        let (pending, system_ids) = (&self.pending, &self.system_ids);
+        // the held input an anchor names: none for a tick or heartbeat (no tree to join)
+        let anchor = |id: &str| match pending.get(id) {
+            Some(t) => Ok(Some(t)),
+            None if parse_id(id).is_some_and(|n| system_ids.contains(&n)) => Ok(None),
+            None => Err(format!("emit anchored to unknown tuple id {id:?}")),
+        };
+        // pystorm anchors each emit to one input: no list is built for that
+        let one;
+        let many: Vec<&Tuple>;
+        let anchors: &[&Tuple] = match e.anchors.as_slice() {
+            [a] => match anchor(a)? {
+                Some(t) => {
+                    one = [t];
+                    &one
+                }
+                None => &[],
+            },
+            all => {
+                many = all
+                    .iter()
+                    .filter_map(|a| anchor(a).transpose())
+                    .collect::<Result<_, _>>()?;
+                &many
             }
-        }
+        };
         let (values, answer) = emit_values(&self.shell.ctx, &mut self.pins, &mut e, fields, direct)
             .map_err(|u| u.to_string())?;
         match (e.task, &answer) {
-            (Some(task), _) => c.emit_direct(task, &e.stream, &anchors, values),
+            (Some(task), _) => c.emit_direct(task, &e.stream, anchors, values),
             // the answer holds only if the tuple goes where it says
-            (None, Some(a)) if a.pinned => c.emit_pinned(&e.stream, &anchors, values, &a.tasks),
-            (None, _) => c.emit_ref(&e.stream, &anchors, &values),
+            (None, Some(a)) if a.pinned => c.emit_pinned(&e.stream, anchors, values, &a.tasks),
+            (None, _) => c.emit_ref(&e.stream, anchors, &values),
         }
         if let Some(a) = answer {
             self.shell

@@ -3,7 +3,38 @@
 
 use std::io::{BufRead, ErrorKind};
 
+use serde::de::DeserializeOwned;
+
+use crate::incoming::Incoming;
 use crate::node::Node;
+
+/// What a message can be read as: JSON through `serde`, msgpack through its tree.
+pub trait Decoded: DeserializeOwned {
+    /// The value a msgpack tree stands for.
+    fn from_node(n: Node) -> Self;
+}
+
+impl Decoded for Node {
+    fn from_node(n: Node) -> Node {
+        n
+    }
+}
+
+impl Decoded for Incoming {
+    fn from_node(n: Node) -> Incoming {
+        Incoming::from_node(n)
+    }
+}
+
+/// The end of a JSON message: a line `end`.
+const END: &[u8] = b"\nend\n";
+
+/// Finds [`END`] (built once: building a finder costs more than a short search).
+fn find_end(bytes: &[u8]) -> Option<usize> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(END));
+    FINDER.find(bytes)
+}
 
 /// The configuration key that names the serializer (Storm's).
 pub const SERIALIZER_KEY: &str = "topology.multilang.serializer";
@@ -89,9 +120,7 @@ impl Serializer {
     /// cannot wait for more input: JSON looks for an `end` line; msgpack never says yes.
     pub fn has_complete(self, buffered: &[u8]) -> bool {
         match self {
-            Serializer::Json => {
-                buffered.starts_with(b"end\n") || buffered.windows(5).any(|w| w == b"\nend\n")
-            }
+            Serializer::Json => buffered.starts_with(b"end\n") || find_end(buffered).is_some(),
             Serializer::Msgpack => false,
         }
     }
@@ -110,7 +139,7 @@ impl Serializer {
     }
 
     /// Reads one message. `Err(Eof)` at a clean end of file.
-    pub fn read(self, r: &mut impl BufRead) -> Result<Node, CodecError> {
+    pub fn read<T: Decoded>(self, r: &mut impl BufRead) -> Result<T, CodecError> {
         match self {
             Serializer::Json => read_json(r),
             Serializer::Msgpack => read_msgpack(r),
@@ -119,7 +148,18 @@ impl Serializer {
 }
 
 /// Reads lines until a line `end`; blank lines are skipped, the others joined with `\n`.
-fn read_json(r: &mut impl BufRead) -> Result<Node, CodecError> {
+///
+/// A message already whole in the buffer is parsed where it lies (no copy); when that text
+/// does not parse (blank lines of other whitespace, `\r\n` line ends, bad input) the line by
+/// line reading below decides, so both give the same result.
+fn read_json<T: Decoded>(r: &mut impl BufRead) -> Result<T, CodecError> {
+    let buf = r.fill_buf().map_err(CodecError::Io)?;
+    if let Some(end) = find_end(buf) {
+        if let Ok(v) = serde_json::from_slice::<T>(&buf[..end]) {
+            r.consume(end + END.len());
+            return Ok(v);
+        }
+    }
     let mut text = Vec::new();
     let mut line = Vec::new();
     loop {
@@ -156,7 +196,7 @@ fn read_json(r: &mut impl BufRead) -> Result<Node, CodecError> {
             return Err(CodecError::TooLarge);
         }
     }
-    match serde_json::from_slice::<Node>(&text) {
+    match serde_json::from_slice::<T>(&text) {
         Ok(v) => Ok(v),
         Err(e) => Err(CodecError::BadJson {
             error: e.to_string(),
@@ -165,7 +205,7 @@ fn read_json(r: &mut impl BufRead) -> Result<Node, CodecError> {
     }
 }
 
-fn read_msgpack(r: &mut impl BufRead) -> Result<Node, CodecError> {
+fn read_msgpack<T: Decoded>(r: &mut impl BufRead) -> Result<T, CodecError> {
     // Tell a clean end of file from one inside a value.
     match r.fill_buf() {
         Ok([]) => return Err(CodecError::Eof),
@@ -175,7 +215,9 @@ fn read_msgpack(r: &mut impl BufRead) -> Result<Node, CodecError> {
         Err(e) => return Err(CodecError::Io(e)),
     }
     match rmpv::decode::read_value(r) {
-        Ok(v) => Node::from_msgpack(v).map_err(CodecError::BadMsgpack),
+        Ok(v) => Node::from_msgpack(v)
+            .map(T::from_node)
+            .map_err(CodecError::BadMsgpack),
         Err(e) => {
             let io = match &e {
                 rmpv::decode::Error::InvalidMarkerRead(io)

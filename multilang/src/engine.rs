@@ -1,71 +1,12 @@
-//! The protocol's bookkeeping as synchronous state machines with time passed in: a bolt's
-//! pending input tuples by string id, the heartbeat / hang decision, and the restart backoff.
+//! The protocol's clocks as synchronous state machines with time passed in: the heartbeat /
+//! hang decision and the restart backoff.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Storm's `topology.subprocess.timeout.secs` default (its `supervisor.worker.timeout.secs`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a heartbeat goes to an idle bolt subprocess (Storm: every second).
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Input tuples written to the subprocess and not yet acked or failed, by the string id they
-/// were sent with. Ids are decimal sequence numbers, unique for the life of the component.
-#[derive(Debug)]
-pub struct Pending<T> {
-    map: HashMap<String, T>,
-    next: u64,
-}
-
-impl<T> Default for Pending<T> {
-    fn default() -> Self {
-        Pending {
-            map: HashMap::new(),
-            next: 1,
-        }
-    }
-}
-
-impl<T> Pending<T> {
-    /// A fresh id (not held).
-    pub fn next_id(&mut self) -> String {
-        let id = self.next.to_string();
-        self.next += 1;
-        id
-    }
-
-    /// Holds `item` under a fresh id, returned.
-    pub fn insert(&mut self, item: T) -> String {
-        let id = self.next_id();
-        self.map.insert(id.clone(), item);
-        id
-    }
-
-    /// The held item `id`.
-    pub fn get(&self, id: &str) -> Option<&T> {
-        self.map.get(id)
-    }
-
-    /// Releases `id` (ack or fail).
-    pub fn take(&mut self, id: &str) -> Option<T> {
-        self.map.remove(id)
-    }
-
-    /// How many are held.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// `true` when none is held.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    /// Releases every held item (ids in no order).
-    pub fn drain(&mut self) -> impl Iterator<Item = (String, T)> + '_ {
-        self.map.drain()
-    }
-}
 
 /// What the liveness clock asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,20 +146,6 @@ mod tests {
     use super::*;
 
     const S: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn pending_ids_are_unique_strings() {
-        let mut p = Pending::default();
-        let a = p.insert('a');
-        let b = p.insert('b');
-        assert_ne!(a, b);
-        assert_eq!(p.len(), 2);
-        assert_eq!(p.take(&a), Some('a'));
-        assert_eq!(p.take(&a), None, "an id is released once");
-        assert_eq!(p.get(&b), Some(&'b'));
-        assert_eq!(p.drain().count(), 1);
-        assert!(p.is_empty());
-    }
 
     #[test]
     fn heartbeats_every_interval_and_sync_answers() {

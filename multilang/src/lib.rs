@@ -33,7 +33,9 @@
 //!   works across the boundary); `ack` / `fail` release the held input. Heartbeats go every
 //!   second; a subprocess silent for `topology.subprocess.timeout.secs` (30) while one is
 //!   outstanding is hung. At most `topology.shellbolt.max.pending` (100) inputs are in the
-//!   subprocess at once. Output that arrives between inputs is handled through
+//!   subprocess at once; at the limit the bolt waits until a quarter of them are answered.
+//!   While output keeps coming, stdout is read at most every 0.5 ms (one wake-up per run of
+//!   messages; a read after a quiet spell is not delayed). Output that arrives between inputs is handled through
 //!   [`heron_api::Bolt::poll_async`]: the stdout reader thread wakes the executor with the
 //!   context's [`heron_api::AsyncWaker`].
 //! - Spouts: `next` / `ack` / `fail` / `activate` / `deactivate` commands answered by `sync`;
@@ -55,9 +57,11 @@ mod bolt;
 mod codec;
 mod engine;
 mod handshake;
+mod incoming;
 mod message;
 mod node;
 mod node_serde;
+mod pending;
 mod pipe;
 mod process;
 mod shell;
@@ -66,11 +70,13 @@ mod spout;
 mod task_ids;
 
 pub use bolt::DEFAULT_MAX_PENDING;
-pub use codec::{CodecError, Serializer, MAX_MESSAGE_BYTES, SERIALIZER_KEY};
-pub use engine::{Backoff, Heartbeat, Liveness, Pending, DEFAULT_TIMEOUT, HEARTBEAT_INTERVAL};
+pub use codec::{CodecError, Decoded, Serializer, MAX_MESSAGE_BYTES, SERIALIZER_KEY};
+pub use engine::{Backoff, Heartbeat, Liveness, DEFAULT_TIMEOUT, HEARTBEAT_INTERVAL};
 pub use handshake::{conf_value, context_node, grouping_node, handshake_msg};
+pub use incoming::Incoming;
 pub use message::{DecodeError, Emit, ShellMsg};
 pub use node::Node;
+pub use pending::{parse_id, Pending};
 pub use process::{parse_environment, ProcessError};
 pub use shell::{ENVIRONMENT_KEY, MAX_PENDING_KEY, TIMEOUT_KEY};
 pub use spec::{ShellBolt, ShellSpec, ShellSpout};

@@ -1,6 +1,9 @@
 //! Messages from the subprocess, decoded into typed commands, and the messages the host
 //! sends (Storm's multi-lang protocol, reference/storm.md §1.3–1.7).
 
+use std::borrow::Cow;
+
+use crate::incoming::{Command, Raw};
 use crate::node::Node;
 
 /// An `emit` command.
@@ -9,7 +12,7 @@ pub struct Emit {
     /// The values.
     pub tuple: Vec<Node>,
     /// The stream (`default` when absent).
-    pub stream: String,
+    pub stream: Cow<'static, str>,
     /// Bolts: the string ids of the input tuples it is anchored to.
     pub anchors: Vec<String>,
     /// A direct emit's consumer task.
@@ -49,6 +52,11 @@ pub enum ShellMsg {
     Sync,
     /// Storm's `reset_timeout` (nothing to do here).
     ResetTimeout(String),
+    /// The handshake reply: the subprocess's pid.
+    Handshake {
+        /// The pid it reported.
+        pid: i32,
+    },
 }
 
 /// Why a message is not a command this host understands.
@@ -71,7 +79,7 @@ pub enum DecodeError {
         /// What is wrong.
         problem: String,
     },
-    /// The handshake reply has no integer `pid`.
+    /// The handshake reply's `pid` is not a positive integer.
     #[error("the handshake reply has no integer \"pid\": {0}")]
     NoPid(String),
 }
@@ -84,70 +92,37 @@ fn bad(command: &str, problem: impl Into<String>) -> DecodeError {
 }
 
 /// A tuple id as a string: strings as they are, integers in decimal.
-fn id_string(n: &Node) -> Option<String> {
+fn id_string(n: Node) -> Result<String, Node> {
     match n {
-        Node::Str(s) => Some(s.clone()),
-        Node::Int(i) => Some(i.to_string()),
-        Node::UInt(u) => Some(u.to_string()),
-        _ => None,
+        Node::Str(s) => Ok(s),
+        Node::Int(i) => Ok(i.to_string()),
+        Node::UInt(u) => Ok(u.to_string()),
+        other => Err(other),
     }
 }
 
 impl ShellMsg {
-    /// [`decode`](Self::decode), moving the values out of `msg` instead of copying them (the
-    /// hot path: `emit`, `ack`, `fail`, `sync`).
-    pub fn decode_owned(mut msg: Node) -> Result<ShellMsg, DecodeError> {
-        let command = msg.get("command").and_then(Node::as_str);
-        match command {
-            Some("emit") => {
-                // the big parts move out; what is left is checked as usual
-                let tuple = msg.take_with("tuple", Node::List(Vec::new()));
-                let anchors = msg.take("anchors");
-                let id = msg.take("id");
-                let mut e = decode_emit(&msg)?;
-                e.tuple = match tuple {
-                    Some(Node::List(l)) => l,
-                    Some(other) => {
-                        return Err(bad(
-                            "emit",
-                            format!("\"tuple\" is {}, not a list", other.kind()),
-                        ))
-                    }
-                    None => return Err(bad("emit", "no \"tuple\"")),
-                };
-                e.anchors = decode_anchors(anchors)?;
-                e.id = id.filter(|n| *n != Node::Null);
-                Ok(ShellMsg::Emit(e))
-            }
-            Some(c @ ("ack" | "fail")) => {
-                let ack = c == "ack";
-                if !matches!(msg.get("id"), Some(Node::Str(_))) {
-                    return ShellMsg::decode(&msg);
-                }
-                match msg.take("id") {
-                    Some(Node::Str(s)) if ack => Ok(ShellMsg::Ack(s)),
-                    Some(Node::Str(s)) => Ok(ShellMsg::Fail(s)),
-                    _ => unreachable!("checked above"),
+    /// Checks a message's keys ([`Incoming`](crate::Incoming) decodes into them) and makes
+    /// the command of them: a map without `command` but with `pid` is the handshake reply.
+    pub(crate) fn from_raw(mut r: Raw) -> Result<ShellMsg, DecodeError> {
+        if let Some(kind) = r.not_a_map {
+            return Err(DecodeError::NotAMap(kind));
+        }
+        let command = match r.command.take() {
+            Some(Command::Known(c)) => c,
+            Some(Command::Unknown(c)) => return Err(DecodeError::UnknownCommand(c)),
+            Some(Command::NotAString) => return Err(DecodeError::NoCommand),
+            None => {
+                return match r.pid.take() {
+                    Some(pid) => decode_pid(pid).map(|pid| ShellMsg::Handshake { pid }),
+                    None => Err(DecodeError::NoCommand),
                 }
             }
-            _ => ShellMsg::decode(&msg),
-        }
-    }
-
-    /// Decodes one message from the subprocess.
-    pub fn decode(msg: &Node) -> Result<ShellMsg, DecodeError> {
-        if !matches!(msg, Node::Map(_)) {
-            return Err(DecodeError::NotAMap(msg.kind()));
-        }
-        let command = msg
-            .get("command")
-            .ok_or(DecodeError::NoCommand)?
-            .as_str()
-            .ok_or(DecodeError::NoCommand)?;
-        let id = |required: bool| -> Result<String, DecodeError> {
-            match msg.get("id") {
+        };
+        let mut id = |required: bool| -> Result<String, DecodeError> {
+            match r.id.take() {
                 Some(n) => {
-                    id_string(n).ok_or_else(|| bad(command, format!("\"id\" is {}", n.kind())))
+                    id_string(n).map_err(|n| bad(command, format!("\"id\" is {}", n.kind())))
                 }
                 None if required => Err(bad(command, "no \"id\"")),
                 None => Ok(String::new()),
@@ -158,34 +133,33 @@ impl ShellMsg {
             "ack" => ShellMsg::Ack(id(true)?),
             "fail" => ShellMsg::Fail(id(true)?),
             "reset_timeout" => ShellMsg::ResetTimeout(id(false)?),
-            "error" => ShellMsg::Error(text(msg, "msg")),
+            "error" => ShellMsg::Error(text(r.msg)),
             "log" => ShellMsg::Log {
-                msg: text(msg, "msg"),
-                level: match msg.get("level") {
+                msg: text(r.msg),
+                level: match r.level {
                     None | Some(Node::Null) => 2,
-                    Some(Node::Int(l)) => *l,
+                    Some(Node::Int(l)) => l,
                     Some(other) => {
                         return Err(bad(command, format!("\"level\" is {}", other.kind())))
                     }
                 },
             },
             "metrics" => ShellMsg::Metrics {
-                name: msg
-                    .get("name")
-                    .and_then(Node::as_str)
-                    .ok_or_else(|| bad(command, "no string \"name\""))?
-                    .to_owned(),
-                params: msg.get("params").cloned().unwrap_or(Node::Null),
+                name: match r.name {
+                    Some(Node::Str(s)) => s,
+                    _ => return Err(bad(command, "no string \"name\"")),
+                },
+                params: r.params.unwrap_or(Node::Null),
             },
-            "emit" => ShellMsg::Emit(decode_emit(msg)?),
-            other => return Err(DecodeError::UnknownCommand(other.to_owned())),
+            "emit" => ShellMsg::Emit(decode_emit(r)?),
+            other => unreachable!("{other} is in incoming::COMMANDS but not here"),
         })
     }
 }
 
-fn text(msg: &Node, key: &str) -> String {
-    match msg.get(key) {
-        Some(Node::Str(s)) => s.clone(),
+fn text(n: Option<Node>) -> String {
+    match n {
+        Some(Node::Str(s)) => s,
         Some(Node::Null) | None => String::new(),
         Some(other) => other.to_json().to_string(),
     }
@@ -193,11 +167,7 @@ fn text(msg: &Node, key: &str) -> String {
 
 /// An emit's anchors: absent, a list of ids, or one id.
 fn decode_anchors(anchors: Option<Node>) -> Result<Vec<String>, DecodeError> {
-    let c = "emit";
-    let one = |a: Node| match a {
-        Node::Str(s) => Ok(s),
-        other => id_string(&other).ok_or_else(|| bad(c, format!("an anchor is {}", other.kind()))),
-    };
+    let one = |a: Node| id_string(a).map_err(|a| bad("emit", format!("an anchor is {}", a.kind())));
     match anchors {
         None | Some(Node::Null) => Ok(Vec::new()),
         Some(Node::List(l)) => l.into_iter().map(one).collect(),
@@ -205,35 +175,29 @@ fn decode_anchors(anchors: Option<Node>) -> Result<Vec<String>, DecodeError> {
     }
 }
 
-/// Decodes an emit. With `tuple` (or `anchors`, `id`) already taken out by
-/// [`ShellMsg::decode_owned`], those come back empty and are filled in there.
-fn decode_emit(msg: &Node) -> Result<Emit, DecodeError> {
+fn decode_emit(r: Raw) -> Result<Emit, DecodeError> {
     let c = "emit";
-    let tuple = match msg.get("tuple") {
-        Some(Node::List(l)) => l.clone(),
+    let tuple = match r.tuple {
+        Some(Node::List(l)) => l,
         Some(other) => return Err(bad(c, format!("\"tuple\" is {}, not a list", other.kind()))),
         None => return Err(bad(c, "no \"tuple\"")),
     };
-    let stream = match msg.get("stream") {
-        None | Some(Node::Null) => heron_api::DEFAULT_STREAM_ID.to_owned(),
-        Some(Node::Str(s)) => s.clone(),
+    let stream = match r.stream {
+        None | Some(Node::Null) => Cow::Borrowed(heron_api::DEFAULT_STREAM_ID),
+        Some(Node::Str(s)) => Cow::Owned(s),
         Some(other) => return Err(bad(c, format!("\"stream\" is {}", other.kind()))),
     };
-    let anchors = decode_anchors(msg.get("anchors").cloned())?;
-    let task = match msg.get("task") {
+    let anchors = decode_anchors(r.anchors)?;
+    let task = match r.task {
         None | Some(Node::Null) => None,
         Some(Node::Int(t)) => {
-            Some(i32::try_from(*t).map_err(|_| bad(c, format!("task {t} out of range")))?)
+            Some(i32::try_from(t).map_err(|_| bad(c, format!("task {t} out of range")))?)
         }
         Some(other) => return Err(bad(c, format!("\"task\" is {}", other.kind()))),
     };
-    let id = match msg.get("id") {
-        None | Some(Node::Null) => None,
-        Some(n) => Some(n.clone()),
-    };
-    let need_task_ids = match msg.get("need_task_ids") {
+    let need_task_ids = match r.need_task_ids {
         None | Some(Node::Null) => true,
-        Some(Node::Bool(b)) => *b,
+        Some(Node::Bool(b)) => b,
         Some(other) => return Err(bad(c, format!("\"need_task_ids\" is {}", other.kind()))),
     };
     Ok(Emit {
@@ -241,18 +205,17 @@ fn decode_emit(msg: &Node) -> Result<Emit, DecodeError> {
         stream,
         anchors,
         task,
-        id,
+        id: r.id.filter(|n| *n != Node::Null),
         need_task_ids,
     })
 }
 
-/// The pid in the handshake reply `{"pid": N}`.
-pub fn decode_pid(msg: &Node) -> Result<i32, DecodeError> {
-    msg.get("pid")
-        .and_then(Node::as_i64)
+/// The pid of the handshake reply `{"pid": N}`.
+fn decode_pid(pid: Node) -> Result<i32, DecodeError> {
+    pid.as_i64()
         .and_then(|p| i32::try_from(p).ok())
         .filter(|&p| p > 0)
-        .ok_or_else(|| DecodeError::NoPid(msg.to_json().to_string()))
+        .ok_or_else(|| DecodeError::NoPid(pid.to_json().to_string()))
 }
 
 /// A bolt's input tuple: `{"id", "comp", "stream", "task", "tuple"}`.
@@ -270,8 +233,8 @@ pub fn tuple_msg(id: &str, comp: Node, stream: &str, task: i32, values: Vec<Node
 /// tree on the hot path); [`TupleOut::to_node`] is the same message as a tree (msgpack).
 #[derive(Debug, Clone, Copy)]
 pub struct TupleOut<'a> {
-    /// The tuple id.
-    pub id: &'a str,
+    /// The tuple id (sent as a decimal string).
+    pub id: u64,
     /// The source component.
     pub comp: &'a str,
     /// The source stream.
@@ -286,7 +249,7 @@ impl TupleOut<'_> {
     /// The message as a tree.
     pub fn to_node(self) -> Node {
         tuple_msg(
-            self.id,
+            &self.id.to_string(),
             Node::str(self.comp),
             self.stream,
             self.task,
@@ -319,12 +282,22 @@ impl serde::Serialize for TupleOut<'_> {
             }
         }
         let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("id", self.id)?;
+        m.serialize_key("id")?;
+        m.serialize_value(&Decimal(self.id))?;
         m.serialize_entry("comp", self.comp)?;
         m.serialize_entry("stream", self.stream)?;
         m.serialize_entry("task", &self.task)?;
         m.serialize_entry("tuple", &Values(self.values))?;
         m.end()
+    }
+}
+
+/// A number serialized as a decimal string, without building the string.
+struct Decimal(u64);
+
+impl serde::Serialize for Decimal {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
     }
 }
 
@@ -348,12 +321,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Both decoders, which must agree (the owned one is the host's hot path).
+    /// Both ways in, which must agree: JSON text (the hot path) and a tree (msgpack).
     fn decode(j: serde_json::Value) -> Result<ShellMsg, DecodeError> {
-        let n = Node::from_json(&j);
-        let by_ref = ShellMsg::decode(&n);
-        assert_eq!(ShellMsg::decode_owned(n), by_ref, "{j}");
-        by_ref
+        let direct: crate::Incoming = serde_json::from_str(&j.to_string()).unwrap();
+        assert_eq!(
+            crate::Incoming::from_node(Node::from_json(&j)),
+            direct,
+            "{j}"
+        );
+        direct.0
     }
 
     #[test]
@@ -382,7 +358,7 @@ mod tests {
         };
         assert!(e.need_task_ids);
         assert_eq!(e.id, Some(Node::Int(7)));
-        assert_eq!((e.stream.as_str(), e.task), ("s", Some(4)));
+        assert_eq!((&*e.stream, e.task), ("s", Some(4)));
         let ShellMsg::Emit(e) =
             decode(json!({"command": "emit", "tuple": [], "anchors": "x"})).unwrap()
         else {
@@ -447,10 +423,12 @@ mod tests {
         let e = decode(json!({"command": "ack"})).unwrap_err().to_string();
         assert!(e.contains("no \"id\""), "{e}");
         assert_eq!(
-            decode_pid(&Node::from_json(&json!({"pid": 42}))).unwrap(),
-            42
+            decode(json!({"pid": 42})).unwrap(),
+            ShellMsg::Handshake { pid: 42 }
         );
-        assert!(decode_pid(&Node::from_json(&json!({"pid": "x"}))).is_err());
+        let e = decode(json!({"pid": "x"})).unwrap_err().to_string();
+        assert!(e.contains("no integer \"pid\": \"x\""), "{e}");
+        assert!(decode(json!({"pid": -1})).is_err());
     }
 
     #[test]
@@ -466,7 +444,7 @@ mod tests {
             Value::Float(f64::INFINITY),
         ];
         let t = TupleOut {
-            id: "17",
+            id: 17,
             comp: "split",
             stream: "default",
             task: 4,

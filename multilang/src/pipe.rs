@@ -203,6 +203,8 @@ impl Outbox {
 struct InState<T> {
     queue: VecDeque<T>,
     closed: bool,
+    /// Takers waiting on `filled` (a notify with none waiting would still be a syscall).
+    waiting: usize,
 }
 
 /// Decoded messages from the subprocess (see the module docs).
@@ -222,6 +224,7 @@ impl<T> Inbox<T> {
             state: Mutex::new(InState {
                 queue: VecDeque::new(),
                 closed: false,
+                waiting: 0,
             }),
             filled: Condvar::new(),
             drained: Condvar::new(),
@@ -247,10 +250,10 @@ impl<T> Inbox<T> {
         if s.closed {
             return Err(());
         }
-        let was_empty = s.queue.is_empty();
+        let wake = s.queue.is_empty() && s.waiting > 0;
         s.queue.extend(items.drain(..));
         drop(s);
-        if was_empty {
+        if wake {
             self.filled.notify_one();
         }
         Ok(())
@@ -285,11 +288,13 @@ impl<T> Inbox<T> {
             if left.is_zero() {
                 return Ok(());
             }
+            s.waiting += 1;
             s = self
                 .filled
                 .wait_timeout(s, left)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            s.waiting -= 1;
         }
     }
 

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use heron_api::AsyncWaker;
 
 use crate::codec::{CodecError, Serializer};
+use crate::incoming::Incoming;
 use crate::node::Node;
 use crate::pipe::{write_available, DirectWrite, Inbox, Outbox, PipeError};
 use crate::ShellSpec;
@@ -28,6 +29,11 @@ const INBOX_CAPACITY: usize = 1024;
 const OUTBOX_BYTES: usize = 1 << 20;
 /// Stderr lines kept for error reports.
 const STDERR_TAIL: usize = 20;
+/// While messages keep coming, a shell bolt's stdout reader reads at most once per this
+/// long, so a subprocess that writes each message on its own (pystorm does) costs one
+/// wake-up per run of messages, not one per message (here a wake-up costs more than decoding
+/// a dozen messages). A read after a quiet spell is not delayed.
+pub const READ_COALESCE: Duration = Duration::from_micros(500);
 
 /// Why talking to the subprocess failed.
 #[derive(Debug, thiserror::Error)]
@@ -134,9 +140,9 @@ pub struct ShellProcess {
     pid: i32,
     serializer: Serializer,
     outbox: Arc<Outbox>,
-    inbox: Arc<Inbox<Result<Node, CodecError>>>,
+    inbox: Arc<Inbox<Result<Incoming, CodecError>>>,
     /// Messages taken from the inbox, not yet handed out.
-    taken: RefCell<VecDeque<Result<Node, CodecError>>>,
+    taken: RefCell<VecDeque<Result<Incoming, CodecError>>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     started: Instant,
     status: Option<ExitStatus>,
@@ -144,7 +150,8 @@ pub struct ShellProcess {
 
 impl ShellProcess {
     /// Starts `spec.command` for `component` (logs under that name) with `env` added, in
-    /// `dir`. `waker` is woken for each message read.
+    /// `dir`. `waker` is woken for each run of messages read; while they keep coming, stdout
+    /// is read at most once per `coalesce` (zero: whenever bytes arrive).
     pub fn spawn(
         spec: &ShellSpec,
         component: &str,
@@ -152,6 +159,7 @@ impl ShellProcess {
         env: &[(String, String)],
         serializer: Serializer,
         waker: Option<AsyncWaker>,
+        coalesce: Duration,
     ) -> Result<ShellProcess, ProcessError> {
         let (program, args) = spec
             .command
@@ -210,11 +218,17 @@ impl ShellProcess {
         spawn_thread(format!("{component}-stdout"), move || {
             let mut r = BufReader::with_capacity(64 << 10, stdout);
             let mut batch = Vec::new();
+            let mut last_read: Option<Instant> = None;
             loop {
+                let since = last_read.map_or(coalesce, |t| t.elapsed());
+                if since < coalesce && r.buffer().is_empty() {
+                    std::thread::sleep(coalesce - since);
+                }
+                last_read = Some(Instant::now());
                 // every message already complete in the buffer goes over in one hand-off
                 // (one lock, one wake-up), never waiting for more bytes to do so
                 let last = loop {
-                    let msg = serializer.read(&mut r);
+                    let msg = serializer.read::<Incoming>(&mut r);
                     let last = msg.is_err();
                     batch.push(msg);
                     if last || batch.len() >= 64 || !serializer.has_complete(r.buffer()) {
@@ -319,17 +333,17 @@ impl ShellProcess {
     }
 
     /// The next message if one was read.
-    pub fn try_recv(&self) -> Result<Option<Node>, ProcessError> {
+    pub fn try_recv(&self) -> Result<Option<Incoming>, ProcessError> {
         self.next(None)
     }
 
     /// The next message, waiting until `deadline`; `None` when none came.
-    pub fn recv_deadline(&self, deadline: Instant) -> Result<Option<Node>, ProcessError> {
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<Option<Incoming>, ProcessError> {
         self.next(Some(deadline))
     }
 
     /// A taken message, else whatever the inbox has (waiting until `deadline`, if any).
-    fn next(&self, deadline: Option<Instant>) -> Result<Option<Node>, ProcessError> {
+    fn next(&self, deadline: Option<Instant>) -> Result<Option<Incoming>, ProcessError> {
         let mut taken = self.taken.borrow_mut();
         if taken.is_empty() && self.inbox.take_all(&mut taken, deadline).is_err() {
             return Err(CodecError::Eof.into());

@@ -11,7 +11,8 @@ use heron_api::{AsyncWaker, TopologyContext};
 use crate::codec::{Serializer, SERIALIZER_KEY};
 use crate::engine::{Backoff, Heartbeat, DEFAULT_TIMEOUT, HEARTBEAT_INTERVAL};
 use crate::handshake::handshake_msg;
-use crate::message::decode_pid;
+use crate::incoming::Incoming;
+use crate::message::{DecodeError, ShellMsg};
 use crate::node::Node;
 use crate::process::{environment, parse_environment, working_dir, ProcessError, ShellProcess};
 use crate::ShellSpec;
@@ -46,6 +47,10 @@ pub(crate) struct Shell {
     pub restarts: Arc<AtomicU64>,
     pub heartbeat: Heartbeat,
     pub waker: Option<AsyncWaker>,
+    /// How often the stdout reader reads at most while messages keep coming (bolts:
+    /// [`READ_COALESCE`](crate::process::READ_COALESCE); spouts wait for each `sync`, so
+    /// none).
+    pub read_coalesce: Duration,
     /// Errors to report at the next chance to (calls without a collector).
     pub errors: Vec<String>,
 }
@@ -83,6 +88,7 @@ impl Shell {
             restarts,
             heartbeat: Heartbeat::new(Instant::now(), HEARTBEAT_INTERVAL, timeout),
             waker: ctx.async_waker().cloned(),
+            read_coalesce: Duration::ZERO,
             errors: Vec::new(),
         }
     }
@@ -126,6 +132,7 @@ impl Shell {
             &env,
             serializer,
             self.waker.clone(),
+            self.read_coalesce,
         )
         .map_err(|e| e.to_string())?;
         let hs = handshake_msg(&self.ctx, &self.pid_dir);
@@ -143,16 +150,16 @@ impl Shell {
         }
         let pid = loop {
             match proc.recv_deadline(deadline) {
-                Ok(Some(msg)) => {
-                    if msg.get("pid").is_some() {
-                        match decode_pid(&msg) {
-                            Ok(p) => break p,
-                            Err(e) => return Err(fail(&mut proc, format!("handshake: {e}"))),
-                        }
+                Ok(Some(Incoming(msg))) => match msg {
+                    Ok(ShellMsg::Handshake { pid }) => break pid,
+                    Err(e @ DecodeError::NoPid(_)) => {
+                        return Err(fail(&mut proc, format!("handshake: {e}")))
                     }
                     // a log line or similar before the reply
-                    tracing::debug!(component = %self.component, "before the handshake reply: {}", msg.to_json());
-                }
+                    other => {
+                        tracing::debug!(component = %self.component, "before the handshake reply: {other:?}")
+                    }
+                },
                 Ok(None) => {
                     return Err(fail(
                         &mut proc,

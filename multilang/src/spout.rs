@@ -13,6 +13,7 @@ use heron_api::{
 };
 
 use crate::bolt::check_emit;
+use crate::incoming::Incoming;
 use crate::message::{command_msg, task_ids_msg, Emit, ShellMsg};
 use crate::node::Node;
 use crate::shell::Shell;
@@ -83,7 +84,7 @@ impl SpoutRuntime {
                 Some(p) => p.recv_deadline(deadline),
                 None => return,
             };
-            let node = match got {
+            let Incoming(msg) = match got {
                 Ok(Some(n)) => n,
                 Ok(None) => {
                     let t = self.shell.timeout;
@@ -93,7 +94,7 @@ impl SpoutRuntime {
                 }
                 Err(e) => return self.shell.died(&e.to_string()),
             };
-            let msg = match ShellMsg::decode_owned(node) {
+            let msg = match msg {
                 Ok(m) => m,
                 Err(e) => return self.shell.died(&format!("misbehaved: {e}")),
             };
@@ -119,6 +120,7 @@ impl SpoutRuntime {
                 ShellMsg::Ack(_) | ShellMsg::Fail(_) | ShellMsg::ResetTimeout(_) => {
                     Err("a spout sent a bolt command".to_string())
                 }
+                ShellMsg::Handshake { .. } => Err("a second handshake reply".to_string()),
             };
             if let Err(reason) = result {
                 return self.shell.died(&format!("misbehaved: {reason}"));
@@ -145,7 +147,7 @@ impl SpoutRuntime {
                 (None, None) => c.emit_stream(&e.stream, values, msg),
             },
             None => self.deferred.push(Deferred {
-                stream: e.stream,
+                stream: e.stream.into_owned(),
                 task: e.task,
                 pinned: pinned.cloned(),
                 values,
