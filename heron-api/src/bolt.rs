@@ -66,6 +66,12 @@ pub trait Bolt: Send {
     fn stateful(&mut self) -> Option<&mut dyn Stateful> {
         None
     }
+
+    /// The task's event-time watermark advanced to `watermark` (ms): the minimum over its
+    /// input tasks of what they sent on [`WATERMARK_STREAM_ID`](crate::window::WATERMARK_STREAM_ID)
+    /// (see [`window`](crate::window)). Called by the runtime, which then forwards the
+    /// watermark downstream; windowed bolts fire their windows here. Default: nothing.
+    fn on_watermark(&mut self, _watermark: i64, _collector: &mut OutputCollector) {}
 }
 
 impl<B: Bolt + ?Sized> Bolt for Box<B> {
@@ -89,5 +95,8 @@ impl<B: Bolt + ?Sized> Bolt for Box<B> {
     }
     fn stateful(&mut self) -> Option<&mut dyn Stateful> {
         (**self).stateful()
+    }
+    fn on_watermark(&mut self, watermark: i64, collector: &mut OutputCollector) {
+        (**self).on_watermark(watermark, collector)
     }
 }

@@ -9,6 +9,9 @@ use crate::config::{
     TOPOLOGY_TICK_TUPLE_FREQ_MS,
 };
 use crate::tuple::DEFAULT_STREAM_ID;
+use crate::window::{
+    WindowConfig, WindowedBolt, WindowedBoltAdapter, WATERMARK_FIELD, WATERMARK_STREAM_ID,
+};
 use crate::{
     BasicBolt, BasicBoltAdapter, Bolt, Config, CustomStreamGrouping, Fields, Grouping,
     HeronTopology, InputDecl, OutputFieldsDeclarer, Spout, StreamDecl, TopologyError,
@@ -33,6 +36,8 @@ pub(crate) struct ComponentDef {
     pub inputs: Vec<InputDecl>,
     pub outputs: Vec<StreamDecl>,
     pub class_name: &'static str,
+    /// A windowed bolt's windows (checked against the topology's settings at build).
+    pub window: Option<WindowConfig>,
 }
 
 impl ComponentDef {
@@ -106,6 +111,7 @@ impl TopologyBuilder {
             inputs: Vec::new(),
             outputs,
             class_name,
+            window: None,
         });
         self.components.last_mut().expect("just pushed")
     }
@@ -129,22 +135,34 @@ impl TopologyBuilder {
         SpoutDeclarer { def }
     }
 
+    /// Adds a bolt made by `make` (called once here to learn its streams), recorded under
+    /// `class_name`.
+    fn add_bolt<B: Bolt + 'static>(
+        &mut self,
+        name: &str,
+        make: impl Fn() -> B + Send + Sync + 'static,
+        parallelism: u32,
+        class_name: &'static str,
+    ) -> &mut ComponentDef {
+        let mut d = OutputFieldsDeclarer::new();
+        make().declare_output_fields(&mut d);
+        let f: BoltFactory = Arc::new(move || Box::new(make()));
+        self.add(
+            name,
+            Kind::Bolt(f),
+            d.into_streams(),
+            parallelism,
+            class_name,
+        )
+    }
+
     /// Adds a bolt with `parallelism` tasks, each made by `factory`.
     pub fn set_bolt<B, F>(&mut self, name: &str, factory: F, parallelism: u32) -> BoltDeclarer<'_>
     where
         B: Bolt + 'static,
         F: Fn() -> B + Send + Sync + 'static,
     {
-        let mut d = OutputFieldsDeclarer::new();
-        factory().declare_output_fields(&mut d);
-        let f: BoltFactory = Arc::new(move || Box::new(factory()));
-        let def = self.add(
-            name,
-            Kind::Bolt(f),
-            d.into_streams(),
-            parallelism,
-            std::any::type_name::<B>(),
-        );
+        let def = self.add_bolt(name, factory, parallelism, std::any::type_name::<B>());
         BoltDeclarer { def }
     }
 
@@ -159,23 +177,59 @@ impl TopologyBuilder {
         B: BasicBolt + 'static,
         F: Fn() -> B + Send + Sync + 'static,
     {
-        let mut d = OutputFieldsDeclarer::new();
-        factory().declare_output_fields(&mut d);
-        let f: BoltFactory = Arc::new(move || Box::new(BasicBoltAdapter::new(factory())));
-        let def = self.add(
-            name,
-            Kind::Bolt(f),
-            d.into_streams(),
-            parallelism,
-            std::any::type_name::<B>(),
-        );
+        let make = move || BasicBoltAdapter::new(factory());
+        let def = self.add_bolt(name, make, parallelism, std::any::type_name::<B>());
+        BoltDeclarer { def }
+    }
+
+    /// Adds a [`WindowedBolt`] with `parallelism` tasks, windowed as `windows` says (Storm's
+    /// `BaseWindowedBolt` options become its component configuration). The windows are
+    /// checked against the topology's settings by [`build`](Self::build).
+    pub fn set_windowed_bolt<B, F>(
+        &mut self,
+        name: &str,
+        factory: F,
+        windows: WindowConfig,
+        parallelism: u32,
+    ) -> BoltDeclarer<'_>
+    where
+        B: WindowedBolt + 'static,
+        F: Fn() -> B + Send + Sync + 'static,
+    {
+        let w = windows.clone();
+        let make = move || WindowedBoltAdapter::new(factory(), w.clone());
+        let def = self.add_bolt(name, make, parallelism, std::any::type_name::<B>());
+        for (k, v) in windows.keys() {
+            def.config.set(k, v);
+        }
+        def.window = Some(windows);
         BoltDeclarer { def }
     }
 
     /// Validates the topology and builds it. `config` is the topology-wide configuration;
     /// Heron's defaults are written into it for the keys that are not set.
-    pub fn build(self, name: &str, config: Config) -> Result<HeronTopology, TopologyError> {
+    pub fn build(mut self, name: &str, config: Config) -> Result<HeronTopology, TopologyError> {
         validate(name, &self.components)?;
+        for c in &self.components {
+            if let Some(w) = &c.window {
+                let mut effective = config.clone();
+                for (k, v) in c.config.iter() {
+                    effective.set(k, v);
+                }
+                w.check(&effective)
+                    .map_err(|reason| TopologyError::InvalidWindow {
+                        component: c.name.clone(),
+                        reason,
+                    })?;
+            }
+        }
+        if self
+            .components
+            .iter()
+            .any(|c| c.window.as_ref().is_some_and(WindowConfig::is_event_time))
+        {
+            wire_watermarks(&mut self.components);
+        }
         let mut config = config;
         let mode = config.reliability_mode();
         let defaults: [(&str, String); 6] = [
@@ -350,6 +404,41 @@ pub(crate) fn is_valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Event time: every component declares the watermark stream and every edge carries it
+/// (an ALL subscription next to each existing one), so watermarks reach every task in-band.
+fn wire_watermarks(comps: &mut [ComponentDef]) {
+    for c in comps.iter_mut() {
+        if !c.outputs.iter().any(|o| o.id == WATERMARK_STREAM_ID) {
+            c.outputs.push(StreamDecl {
+                id: WATERMARK_STREAM_ID.to_owned(),
+                fields: Fields::new([WATERMARK_FIELD]),
+                direct: false,
+            });
+        }
+        let mut sources: Vec<String> = c
+            .inputs
+            .iter()
+            .filter(|i| i.stream != WATERMARK_STREAM_ID)
+            .map(|i| i.source.clone())
+            .collect();
+        sources.sort();
+        sources.dedup();
+        for source in sources {
+            let wired = c
+                .inputs
+                .iter()
+                .any(|i| i.source == source && i.stream == WATERMARK_STREAM_ID);
+            if !wired {
+                c.inputs.push(InputDecl {
+                    source,
+                    stream: WATERMARK_STREAM_ID.to_owned(),
+                    grouping: Grouping::All,
+                });
+            }
+        }
+    }
 }
 
 fn validate(name: &str, comps: &[ComponentDef]) -> Result<(), TopologyError> {

@@ -1,6 +1,7 @@
 //! The collectors user code emits through.
 
 use crate::tuple::DEFAULT_STREAM_ID;
+use crate::window::WATERMARK_STREAM_ID;
 use crate::{Emitter, MessageId, Tuple, Value, Values};
 
 /// What a spout emits through (Storm's `SpoutOutputCollector`).
@@ -57,6 +58,16 @@ impl<'a> SpoutOutputCollector<'a> {
         msg_id: Option<MessageId>,
     ) {
         self.emitter.emit_spout(stream, Some(task), &values, msg_id)
+    }
+
+    /// Sends the event-time watermark `ms` in-band to every downstream task: no tuple with
+    /// an event time at or before it should follow (later ones are late). A no-op in a
+    /// topology without event-time windows (see [`window`](crate::window)).
+    pub fn emit_watermark(&mut self, ms: i64) {
+        if self.emitter.declares(WATERMARK_STREAM_ID) {
+            self.emitter
+                .emit_spout(WATERMARK_STREAM_ID, None, &[Value::Int(ms)], None)
+        }
     }
 
     /// Emits on non-direct `stream`, with an optional message id, *pinned* to `tasks`: the
@@ -194,6 +205,16 @@ impl<'a> OutputCollector<'a> {
     pub fn emit_pinned(&mut self, stream: &str, anchors: &[&Tuple], values: Values, tasks: &[i32]) {
         self.emitter
             .emit_bolt_pinned(stream, anchors, &values, tasks)
+    }
+
+    /// Sends the event-time watermark `ms` in-band to every downstream task, unanchored (the
+    /// runtime does this for every bolt; see [`window`](crate::window)). A no-op when the
+    /// component has no watermark stream.
+    pub fn emit_watermark(&mut self, ms: i64) {
+        if self.emitter.declares(WATERMARK_STREAM_ID) {
+            self.emitter
+                .emit_bolt(WATERMARK_STREAM_ID, None, &[], &[Value::Int(ms)])
+        }
     }
 
     /// Acks an input tuple.

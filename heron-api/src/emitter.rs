@@ -255,6 +255,11 @@ impl Emitter {
         self.mode
     }
 
+    /// Whether this component declares `stream`.
+    pub fn declares(&self, stream: &str) -> bool {
+        self.streams.iter().any(|s| s.decl.id == stream)
+    }
+
     fn stream_index(&mut self, stream: &str) -> usize {
         if let Some(s) = self.streams.get(self.last_stream) {
             if s.decl.id == stream {

@@ -72,6 +72,14 @@ pub enum TopologyError {
     /// The topology name has characters other than letters, digits, '-', '_' and '.'.
     #[error("invalid topology name {0:?}: use only letters, digits, '-', '_' and '.'")]
     InvalidTopologyName(String),
+    /// A windowed bolt's windows cannot run with this topology's settings.
+    #[error("windowed bolt {component:?}: {reason}")]
+    InvalidWindow {
+        /// The bolt.
+        component: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The topology has no spout.
     #[error("topology {0:?} has no spouts")]
     NoSpouts(String),

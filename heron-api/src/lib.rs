@@ -66,6 +66,7 @@ mod topology;
 mod tuple;
 mod value;
 mod wake;
+pub mod window;
 
 pub use basic_bolt::{BasicBolt, BasicBoltAdapter};
 pub use bolt::Bolt;

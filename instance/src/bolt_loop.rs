@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use heron_api::window::{WatermarkTracker, WATERMARK_STREAM_ID};
 use heron_api::{AsyncWaker, Bolt, Emitter, OutputCollector, TopologyContext, Tuple};
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
@@ -29,6 +30,8 @@ struct BoltTask<'s, 'a, 'c> {
     /// The bolt's wake handle and its next `poll_async` deadline, when it has async output
     /// (asked once after `prepare`).
     async_output: Option<(AsyncWaker, Option<Instant>)>,
+    /// The event-time watermark over the input tasks (topologies with event-time windows).
+    watermarks: WatermarkTracker,
 }
 
 pub(crate) fn run(
@@ -59,6 +62,11 @@ pub(crate) fn run(
         held: Vec::new(),
         dropped_sets: 0,
         async_output: None,
+        watermarks: WatermarkTracker::new(
+            ctx.component_inputs(ctx.component_id())
+                .filter(|s| s.stream == WATERMARK_STREAM_ID)
+                .flat_map(|s| ctx.component_tasks(&s.source).iter().copied()),
+        ),
     };
     task.bolt.prepare(ctx);
     if task.bolt.has_async_output() {
@@ -169,8 +177,27 @@ impl BoltTask<'_, '_, '_> {
                         emitter,
                         ctx,
                         decoder,
+                        watermarks,
                         ..
                     } = self;
+                    if set.stream_id() == WATERMARK_STREAM_ID {
+                        // in-band watermarks: the bolt hears the minimum over its inputs,
+                        // then it goes downstream after whatever the bolt emitted for it
+                        emitter.begin_batch(Instant::now());
+                        decoder.for_each(ctx, &set, |tuple| {
+                            let advanced = tuple
+                                .get_i64(0)
+                                .and_then(|w| watermarks.update(tuple.source_task(), w));
+                            if let Some(w) = advanced {
+                                let mut c = OutputCollector::new(emitter);
+                                bolt.on_watermark(w, &mut c);
+                                c.emit_watermark(w);
+                            }
+                            Ok::<_, InstanceError>(())
+                        })?;
+                        emitter.end_batch(Instant::now(), set.stream_id(), 0);
+                        continue;
+                    }
                     // One clock read at each end of the set (docs/internals.md, latencies);
                     // decoding each tuple just before its execute falls inside.
                     emitter.begin_batch(Instant::now());

@@ -408,3 +408,109 @@ fn runtime_types_cross_threads() {
     let made = std::thread::scope(|s| s.spawn(|| t.create_bolt("shuffle").is_some()).join());
     assert!(made.unwrap());
 }
+
+mod windows {
+    use super::*;
+    use crate::window::{Length, Window, WindowCollector, WindowConfig, WindowedBolt};
+    use std::time::Duration;
+
+    struct Sum;
+    impl WindowedBolt for Sum {
+        fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+            d.declare(Fields::new(["sum"]));
+        }
+        fn execute(&mut self, _w: &Window<'_>, _c: &mut WindowCollector<'_, '_>) {}
+    }
+    struct Sink;
+    impl Bolt for Sink {
+        fn execute(&mut self, _t: &Tuple, _c: &mut OutputCollector) {}
+    }
+
+    fn build(windows: WindowConfig, config: Config) -> Result<HeronTopology, TopologyError> {
+        let mut b = TopologyBuilder::new();
+        b.set_spout("src", spout, 1);
+        b.set_windowed_bolt("win", || Sum, windows, 2)
+            .fields_grouping("src", Fields::new(["word"]));
+        b.set_bolt("sink", || Sink, 1).global_grouping("win");
+        b.build("w", config)
+    }
+
+    fn secs(s: u64) -> Length {
+        Length::Duration(Duration::from_secs(s))
+    }
+
+    #[test]
+    fn event_time_wires_the_watermark_stream_along_every_edge() {
+        let t = build(
+            WindowConfig::tumbling(secs(10)).with_timestamp_field("n"),
+            Config::new(),
+        )
+        .unwrap();
+        for c in ["src", "win", "sink"] {
+            assert!(
+                t.outputs(c)
+                    .unwrap()
+                    .iter()
+                    .any(|o| o.id == WATERMARK_STREAM_ID),
+                "{c} declares the watermark stream"
+            );
+        }
+        for (consumer, source) in [("win", "src"), ("sink", "win")] {
+            let wm: Vec<_> = t
+                .inputs(consumer)
+                .unwrap()
+                .iter()
+                .filter(|i| i.stream == WATERMARK_STREAM_ID)
+                .collect();
+            assert_eq!(wm.len(), 1, "{consumer}");
+            assert_eq!(wm[0].source, source);
+            assert!(matches!(wm[0].grouping, Grouping::All));
+        }
+        // Storm's keys are in the bolt's configuration
+        let win = t
+            .to_proto()
+            .bolts
+            .into_iter()
+            .find(|b| b.comp.name == "win")
+            .unwrap();
+        let keys: Vec<String> = win.comp.config.kvs.into_iter().map(|kv| kv.key).collect();
+        assert!(keys
+            .iter()
+            .any(|k| k == "topology.bolts.window.length.duration.ms"));
+        assert!(keys
+            .iter()
+            .any(|k| k == "topology.bolts.tuple.timestamp.field.name"));
+    }
+
+    #[test]
+    fn processing_time_leaves_the_plan_alone() {
+        let t = build(
+            WindowConfig::sliding(Length::count(10), Length::count(5)),
+            Config::new(),
+        )
+        .unwrap();
+        assert!(t
+            .outputs("src")
+            .unwrap()
+            .iter()
+            .all(|o| o.id != WATERMARK_STREAM_ID));
+        assert_eq!(t.inputs("win").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn windows_that_cannot_complete_are_refused_at_build_naming_the_bolt() {
+        let mut c = Config::new();
+        c.set_reliability_mode(ReliabilityMode::AtLeastOnce);
+        c.set(crate::config::TOPOLOGY_MESSAGE_TIMEOUT_SECS, "30");
+        let e = build(WindowConfig::sliding(secs(30), secs(10)), c.clone())
+            .map(drop)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("\"win\"") && e.contains("timeout"), "{e}");
+        let e = build(WindowConfig::tumbling(Length::count(80)), c)
+            .map(drop)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("topology.max.spout.pending = 100"), "{e}");
+    }
+}
