@@ -392,7 +392,15 @@ impl<B: WindowedBolt> Bolt for WindowedBoltAdapter<B> {
     }
 
     fn has_async_output(&self) -> bool {
-        !self.config.is_event_time()
+        // processing time needs the clock, except where a count slide fires the windows
+        let count_slide = matches!(
+            self.config.shape,
+            Shape::Sliding {
+                slide: Length::Count(_),
+                ..
+            }
+        );
+        !self.config.is_event_time() && !count_slide
     }
 
     fn poll_async(&mut self, c: &mut OutputCollector, now: Instant) -> Option<Instant> {

@@ -37,3 +37,6 @@ pub use watermark::{WatermarkTracker, WATERMARK_FIELD, WATERMARK_STREAM_ID};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod bolt_tests;
