@@ -12,9 +12,12 @@ use crate::{
     StreamDecl, TopologyContext, Tuple,
 };
 
-/// Records each window's (start, values of field 0) and emits its size.
+/// A window seen: its start and the values of field 0.
+type Seen = (Option<i64>, Vec<i64>);
+
+/// Records each window it sees and emits its size.
 #[derive(Clone, Default)]
-struct Record(Arc<Mutex<Vec<(Option<i64>, Vec<i64>)>>>);
+struct Record(Arc<Mutex<Vec<Seen>>>);
 
 impl WindowedBolt for Record {
     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
@@ -85,7 +88,7 @@ impl Harness {
             .poll_async(&mut OutputCollector::new(&mut self.emitter), at)
     }
 
-    fn windows(&self) -> Vec<(Option<i64>, Vec<i64>)> {
+    fn windows(&self) -> Vec<Seen> {
         self.seen.0.lock().unwrap().clone()
     }
 }
