@@ -17,11 +17,14 @@
 
 #[allow(dead_code)] // only its duration parser is used here
 mod common;
+#[allow(dead_code)] // only the submit loop and the path helper are used here
+#[path = "common/files.rs"]
+mod files;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use heron::window::{Length, Window, WindowCollector, WindowConfig, WindowedBolt};
 use heron::{
@@ -357,53 +360,21 @@ fn main() {
             std::process::exit(2);
         }
     };
-    // absolute paths: the roles run in their own working directories
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let mut role_args = args.clone();
-    for (i, a) in args.iter().enumerate() {
-        if a == "--input" || a == "--output" {
-            if let Some(p) = args.get(i + 1) {
-                role_args[i + 1] = abs(Path::new(p)).display().to_string();
-            }
-        }
-    }
-    let done = abs(&opts.done_marker());
+    let role_args = files::absolute_paths(&args, &["--input", "--output"]);
+    let done = std::path::absolute(opts.done_marker()).unwrap_or_else(|_| opts.done_marker());
     let _ = std::fs::remove_file(&done);
     if let Err(e) = std::fs::File::open(&opts.input) {
         eprintln!("cannot read --input {}: {e}", opts.input.display());
         std::process::exit(2);
     }
-    let topology = match heron::LocalTopology::submit_self(&role_args) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("submit failed: {e}");
-            std::process::exit(1);
-        }
-    };
-    println!(
-        "running {} in {}",
-        topology.name(),
-        topology.working_dir().display()
-    );
-    let start = Instant::now();
-    let limit = Duration::from_secs(600);
-    while !done.exists() && start.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let finished = done.exists();
-    if let Err(e) = topology.kill() {
-        eprintln!("kill failed: {e}");
-        std::process::exit(1);
-    }
-    if !finished {
-        eprintln!("the windows did not all close within {limit:?}");
-        std::process::exit(1);
-    }
+    let code = files::run_until(&role_args, Duration::from_secs(600), || done.exists());
     let _ = std::fs::remove_file(&done);
-    println!(
-        "every window closed after {:.1}s: windows in {}, late records in {}",
-        start.elapsed().as_secs_f64(),
-        opts.output.display(),
-        suffixed(&opts.output, ".late").display()
-    );
+    if code == 0 {
+        println!(
+            "every window closed: windows in {}, late records in {}",
+            opts.output.display(),
+            suffixed(&opts.output, ".late").display()
+        );
+    }
+    std::process::exit(code);
 }

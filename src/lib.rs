@@ -66,4 +66,5 @@ pub use heron_runtime::{
 };
 /// Replayable sources for `EFFECTIVELY_ONCE` topologies ([`heron_sources`]).
 pub use heron_sources as sources;
+pub use heron_streamlet as streamlet;
 pub use tracker::start_tracker_for;

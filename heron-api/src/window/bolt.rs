@@ -58,6 +58,21 @@ pub trait WindowedBolt: Send {
     fn cleanup(&mut self) {}
 }
 
+impl<B: WindowedBolt + ?Sized> WindowedBolt for Box<B> {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        (**self).declare_output_fields(d)
+    }
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        (**self).prepare(ctx)
+    }
+    fn execute(&mut self, window: &Window<'_>, collector: &mut WindowCollector<'_, '_>) {
+        (**self).execute(window, collector)
+    }
+    fn cleanup(&mut self) {
+        (**self).cleanup()
+    }
+}
+
 /// One window of tuples (Storm's `TupleWindow`).
 #[derive(Debug)]
 pub struct Window<'w> {
@@ -116,6 +131,11 @@ impl WindowCollector<'_, '_> {
     /// tuples of one key), not to the whole window.
     pub fn emit_anchored_to(&mut self, tuples: &[&Tuple], values: Values) {
         self.out.emit_anchored(tuples, values);
+    }
+
+    /// Emits `values` on `stream` anchored to `tuples` only.
+    pub fn emit_stream_anchored_to(&mut self, stream: &str, tuples: &[&Tuple], values: Values) {
+        self.out.emit_stream(stream, tuples, values);
     }
 
     /// Emits `values` on `stream` with no anchor (its loss replays nothing).

@@ -1,0 +1,549 @@
+//! The streamlet graph: [`Builder`] records stages as [`Streamlet`] methods are called, and
+//! [`Builder::build`] compiles every stage to one spout or bolt of a [`TopologyBuilder`].
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::Debug;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use heron_api::window::{WindowConfig, WindowedBolt};
+use heron_api::{
+    Bolt, Config, Fields, Grouping, HeronTopology, Spout, TopologyBuilder, TopologyError,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::ops::{
+    FnSink, KeyHash, LogSink, Outlet, PartitionGrouping, Sink, SinkBolt, Step, StepFn,
+    SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
+};
+use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
+
+/// An element type: serializable (see [`element`](crate::element)) and sendable.
+pub trait Element: Serialize + DeserializeOwned + Send + 'static {}
+impl<T: Serialize + DeserializeOwned + Send + 'static> Element for T {}
+
+/// A key type.
+pub trait Key: Element + Hash + Eq + Clone {}
+impl<T: Element + Hash + Eq + Clone> Key for T {}
+
+/// A component factory, once the stage's outlets are known.
+type MakeWith<C> = Box<dyn Fn(Vec<Outlet>) -> Arc<dyn Fn() -> Box<C> + Send + Sync>>;
+
+/// Makes a stage's component.
+enum Make {
+    Spout(MakeWith<dyn Spout>),
+    Bolt(MakeWith<dyn Bolt>),
+    Windowed(MakeWith<dyn WindowedBolt>, WindowConfig),
+}
+
+/// How a stage reads one of its inputs.
+enum Read {
+    /// Round robin.
+    Shuffle,
+    /// By the hash of a key the producer computes (a [`KeyHash`] of its element type).
+    Keyed(Arc<dyn Any + Send + Sync>),
+    /// By a partitioner over the element.
+    Partitioned(heron_api::Grouping),
+}
+
+struct Input {
+    from: usize,
+    read: Read,
+}
+
+struct Stage {
+    op: &'static str,
+    name: Option<String>,
+    partitions: u32,
+    make: Make,
+    inputs: Vec<Input>,
+}
+
+#[derive(Default)]
+struct Graph {
+    stages: Vec<Stage>,
+}
+
+/// Builds a topology from streamlets (Heron's Streamlet `Builder`).
+///
+/// ```
+/// use heron_api::window::{Length, WindowConfig};
+/// use heron_api::Config;
+/// use heron_streamlet::Builder;
+///
+/// let b = Builder::new();
+/// b.new_source(|| "the quick brown fox".to_string())
+///     .flat_map(|s: String| s.split(' ').map(str::to_owned).collect::<Vec<_>>())
+///     .count_by_key_and_window(|w: &String| w.clone(), WindowConfig::tumbling(Length::count(1000)))
+///     .log();
+/// let topology = b.build("StreamletWordCount", Config::new()).unwrap();
+/// assert_eq!(topology.to_proto().spouts.len(), 1);
+/// assert_eq!(topology.to_proto().bolts.len(), 3);
+/// ```
+#[derive(Default)]
+pub struct Builder {
+    graph: Rc<RefCell<Graph>>,
+}
+
+/// A stream of elements of type `T` (Heron's `Streamlet`); each method adds a stage.
+pub struct Streamlet<T> {
+    graph: Rc<RefCell<Graph>>,
+    id: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Streamlet<T> {
+    fn clone(&self) -> Self {
+        Streamlet {
+            graph: self.graph.clone(),
+            id: self.id,
+            _t: PhantomData,
+        }
+    }
+}
+
+fn hash_key<K: Hash>(k: &K) -> i64 {
+    // the same in every process of one build: no random keys
+    let mut h = DefaultHasher::new();
+    k.hash(&mut h);
+    h.finish() as i64
+}
+
+impl Builder {
+    /// An empty graph.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    fn add<T>(&self, op: &'static str, make: Make, inputs: Vec<Input>) -> Streamlet<T> {
+        let mut g = self.graph.borrow_mut();
+        g.stages.push(Stage {
+            op,
+            name: None,
+            partitions: 1,
+            make,
+            inputs,
+        });
+        Streamlet {
+            graph: self.graph.clone(),
+            id: g.stages.len() - 1,
+            _t: PhantomData,
+        }
+    }
+
+    /// A source calling `supplier` for each element (Heron's `newSource`).
+    pub fn new_source<T: Element>(
+        &self,
+        supplier: impl Fn() -> T + Send + Sync + 'static,
+    ) -> Streamlet<T> {
+        let supplier: Arc<dyn Fn() -> T + Send + Sync> = Arc::new(supplier);
+        let make = Make::Spout(Box::new(move |outlets| {
+            let supplier = supplier.clone();
+            Arc::new(move || {
+                Box::new(SupplierSpout {
+                    supplier: supplier.clone(),
+                    outlets: outlets.clone(),
+                    out: None,
+                    tracked: false,
+                    next_id: 0,
+                }) as Box<dyn Spout>
+            })
+        }));
+        self.add("source", make, Vec::new())
+    }
+
+    /// A source from a spout: each tuple's first value is an element (see
+    /// [`element`](crate::element)); the spout keeps its own reliability (message ids,
+    /// replays). Two stages: the spout, and a bolt that passes its elements on.
+    pub fn new_source_spout<T: Element, S: Spout + 'static>(
+        &self,
+        spout: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Streamlet<T> {
+        let spout = Arc::new(spout);
+        let make = Make::Spout(Box::new(move |_outlets| {
+            let spout = spout.clone();
+            Arc::new(move || Box::new(spout()) as Box<dyn Spout>)
+        }));
+        let src: Streamlet<T> = self.add("spout", make, Vec::new());
+        src.step("source", |t: T, emit: &mut dyn FnMut(T)| emit(t))
+    }
+
+    /// Compiles the graph: one spout or bolt per stage, named by
+    /// [`set_name`](Streamlet::set_name) (else `<operation><index>`), with
+    /// [`set_num_partitions`](Streamlet::set_num_partitions) tasks (default 1).
+    pub fn build(self, name: &str, config: Config) -> Result<HeronTopology, TopologyError> {
+        let g = self.graph.borrow();
+        let names: Vec<String> = g
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}{}", s.op, i + 1))
+            })
+            .collect();
+        // every stage's outlets: a plain stream if some consumer shuffles or partitions, a
+        // keyed stream per keyed consumer input
+        let mut outlets: Vec<Vec<Outlet>> = vec![Vec::new(); g.stages.len()];
+        let mut streams: Vec<Vec<String>> = Vec::new();
+        for (c, stage) in g.stages.iter().enumerate() {
+            let mut mine = Vec::new();
+            for (side, input) in stage.inputs.iter().enumerate() {
+                let stream = match &input.read {
+                    Read::Keyed(key) => {
+                        let stream = format!("to-{}-{side}", names[c]);
+                        outlets[input.from].push(Outlet {
+                            stream: stream.clone(),
+                            key: Some(key.clone()),
+                        });
+                        stream
+                    }
+                    Read::Shuffle | Read::Partitioned(_) => {
+                        let o = &mut outlets[input.from];
+                        if !o.iter().any(|o| o.key.is_none()) {
+                            o.push(Outlet {
+                                stream: heron_api::DEFAULT_STREAM_ID.to_owned(),
+                                key: None,
+                            });
+                        }
+                        heron_api::DEFAULT_STREAM_ID.to_owned()
+                    }
+                };
+                mine.push(stream);
+            }
+            streams.push(mine);
+        }
+        let mut b = TopologyBuilder::new();
+        for (i, stage) in g.stages.iter().enumerate() {
+            let name = &names[i];
+            let outs = std::mem::take(&mut outlets[i]);
+            let p = stage.partitions;
+            let mut declarer = match &stage.make {
+                Make::Spout(make) => {
+                    let f = make(outs);
+                    b.set_spout(name, move || f(), p);
+                    continue;
+                }
+                Make::Bolt(make) => {
+                    let f = make(outs);
+                    b.set_bolt(name, move || f(), p)
+                }
+                Make::Windowed(make, windows) => {
+                    let f = make(outs);
+                    b.set_windowed_bolt(name, move || f(), windows.clone(), p)
+                }
+            };
+            for (input, stream) in stage.inputs.iter().zip(&streams[i]) {
+                let from = &names[input.from];
+                let grouping = match &input.read {
+                    Read::Shuffle => Grouping::Shuffle,
+                    Read::Keyed(_) => Grouping::Fields(Fields::new([KEY_FIELD])),
+                    Read::Partitioned(g) => g.clone(),
+                };
+                declarer.grouping(from, stream, grouping);
+            }
+        }
+        drop(g);
+        b.build(name, config)
+    }
+}
+
+impl<T: Element> Streamlet<T> {
+    fn builder(&self) -> Builder {
+        Builder {
+            graph: self.graph.clone(),
+        }
+    }
+
+    fn stage_mut<R>(&self, f: impl FnOnce(&mut Stage) -> R) -> R {
+        f(&mut self.graph.borrow_mut().stages[self.id])
+    }
+
+    /// Names this stage's component (unique in the topology).
+    pub fn set_name(self, name: &str) -> Self {
+        self.stage_mut(|s| s.name = Some(name.to_owned()));
+        self
+    }
+
+    /// This stage's number of tasks.
+    pub fn set_num_partitions(self, n: u32) -> Self {
+        self.stage_mut(|s| s.partitions = n);
+        self
+    }
+
+    fn step_from<B: Element>(
+        &self,
+        op: &'static str,
+        inputs: Vec<Input>,
+        step: impl Fn(T, &mut dyn FnMut(B)) + Send + Sync + 'static,
+    ) -> Streamlet<B> {
+        let step: Step<T, B> = Arc::new(step);
+        let make = Make::Bolt(Box::new(move |outlets| {
+            let step = step.clone();
+            Arc::new(move || {
+                Box::new(TransformBolt {
+                    transformer: Box::new(StepFn(step.clone())),
+                    outlets: outlets.clone(),
+                    out: None,
+                }) as Box<dyn Bolt>
+            })
+        }));
+        self.builder().add(op, make, inputs)
+    }
+
+    fn step<B: Element>(
+        &self,
+        op: &'static str,
+        step: impl Fn(T, &mut dyn FnMut(B)) + Send + Sync + 'static,
+    ) -> Streamlet<B> {
+        let inputs = vec![Input {
+            from: self.id,
+            read: Read::Shuffle,
+        }];
+        self.step_from(op, inputs, step)
+    }
+
+    /// Each element through `f`.
+    pub fn map<B: Element>(&self, f: impl Fn(T) -> B + Send + Sync + 'static) -> Streamlet<B> {
+        self.step("map", move |t, emit| emit(f(t)))
+    }
+
+    /// The elements `f` keeps.
+    pub fn filter(&self, f: impl Fn(&T) -> bool + Send + Sync + 'static) -> Streamlet<T> {
+        self.step("filter", move |t, emit| {
+            if f(&t) {
+                emit(t)
+            }
+        })
+    }
+
+    /// Every element of what `f` returns for each element.
+    pub fn flat_map<B: Element, I: IntoIterator<Item = B>>(
+        &self,
+        f: impl Fn(T) -> I + Send + Sync + 'static,
+    ) -> Streamlet<B> {
+        self.step("flatmap", move |t, emit| {
+            f(t).into_iter().for_each(&mut *emit)
+        })
+    }
+
+    /// `(key, value)` pairs, partitioned by key downstream of keyed operations.
+    pub fn key_by<K: Key, V: Element>(
+        &self,
+        key: impl Fn(&T) -> K + Send + Sync + 'static,
+        value: impl Fn(T) -> V + Send + Sync + 'static,
+    ) -> Streamlet<KeyValue<K, V>> {
+        self.step("keyby", move |t, emit| {
+            emit(KeyValue {
+                key: key(&t),
+                value: value(t),
+            })
+        })
+    }
+
+    /// The elements of `self` and `other` in one streamlet.
+    pub fn union(&self, other: &Streamlet<T>) -> Streamlet<T> {
+        let inputs = vec![
+            Input {
+                from: self.id,
+                read: Read::Shuffle,
+            },
+            Input {
+                from: other.id,
+                read: Read::Shuffle,
+            },
+        ];
+        self.step_from("union", inputs, |t, emit| emit(t))
+    }
+
+    /// `n` streamlets, each with every element of this one (each its own stage).
+    pub fn clone_into(&self, n: usize) -> Vec<Streamlet<T>> {
+        (0..n)
+            .map(|_| self.step("clone", |t, emit| emit(t)))
+            .collect()
+    }
+
+    /// The elements spread over `partitions` tasks as `partitioner` says (the task indices,
+    /// `0..partitions`, that get each element).
+    pub fn repartition(
+        &self,
+        partitions: u32,
+        partitioner: impl Fn(&T, usize) -> Vec<usize> + Send + Sync + 'static,
+    ) -> Streamlet<T> {
+        let grouping = Grouping::custom(PartitionGrouping::<T> {
+            partitioner: Arc::new(partitioner),
+            tasks: Vec::new(),
+        });
+        let inputs = vec![Input {
+            from: self.id,
+            read: Read::Partitioned(grouping),
+        }];
+        self.step_from("repartition", inputs, |t, emit| emit(t))
+            .set_num_partitions(partitions)
+    }
+
+    /// Each element through a [`Transformer`] made per task by `factory`.
+    pub fn transform<B: Element, X: Transformer<T, B> + 'static>(
+        &self,
+        factory: impl Fn() -> X + Send + Sync + 'static,
+    ) -> Streamlet<B> {
+        let factory = Arc::new(factory);
+        let make = Make::Bolt(Box::new(move |outlets| {
+            let factory = factory.clone();
+            Arc::new(move || {
+                Box::new(TransformBolt {
+                    transformer: Box::new(factory()),
+                    outlets: outlets.clone(),
+                    out: None,
+                }) as Box<dyn Bolt>
+            })
+        }));
+        let inputs = vec![Input {
+            from: self.id,
+            read: Read::Shuffle,
+        }];
+        self.builder().add("transform", make, inputs)
+    }
+
+    fn keyed_input<K: Hash + 'static>(&self, key: Arc<dyn Fn(&T) -> K + Send + Sync>) -> Input {
+        let hash: KeyHash<T> = Arc::new(move |t| hash_key(&key(t)));
+        Input {
+            from: self.id,
+            read: Read::Keyed(Arc::new(hash)),
+        }
+    }
+
+    /// Per window and key, the values reduced with `reduce` (Heron's
+    /// `reduceByKeyAndWindow`); elements are partitioned by key.
+    pub fn reduce_by_key_and_window<K: Key, V: Element>(
+        &self,
+        key: impl Fn(&T) -> K + Send + Sync + 'static,
+        value: impl Fn(&T) -> V + Send + Sync + 'static,
+        windows: WindowConfig,
+        reduce: impl Fn(V, V) -> V + Send + Sync + 'static,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, V>> {
+        let key: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key);
+        let value: Arc<dyn Fn(&T) -> V + Send + Sync> = Arc::new(value);
+        let reduce: Arc<dyn Fn(V, V) -> V + Send + Sync> = Arc::new(reduce);
+        let input = self.keyed_input(key.clone());
+        let make = Make::Windowed(
+            Box::new(move |outlets| {
+                let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
+                Arc::new(move || {
+                    Box::new(ReduceBolt {
+                        key: key.clone(),
+                        value: value.clone(),
+                        reduce: reduce.clone(),
+                        outlets: outlets.clone(),
+                        out: None,
+                    }) as Box<dyn WindowedBolt>
+                })
+            }),
+            windows,
+        );
+        self.builder().add("reduce", make, vec![input])
+    }
+
+    /// Per window and key, how many elements (Heron's `countByKeyAndWindow`).
+    pub fn count_by_key_and_window<K: Key>(
+        &self,
+        key: impl Fn(&T) -> K + Send + Sync + 'static,
+        windows: WindowConfig,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, i64>> {
+        self.reduce_by_key_and_window(key, |_| 1i64, windows, |a, b| a + b)
+    }
+
+    /// Elements of `self` and `other` whose keys are equal within a window, paired by `join`
+    /// (`None` for the missing side of an outer join).
+    pub fn join<R: Element, K: Key, O: Element>(
+        &self,
+        other: &Streamlet<R>,
+        this_key: impl Fn(&T) -> K + Send + Sync + 'static,
+        other_key: impl Fn(&R) -> K + Send + Sync + 'static,
+        windows: WindowConfig,
+        kind: JoinType,
+        join: impl Fn(Option<&T>, Option<&R>) -> O + Send + Sync + 'static,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, O>> {
+        let left_key: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(this_key);
+        let right_key: Arc<dyn Fn(&R) -> K + Send + Sync> = Arc::new(other_key);
+        let join: JoinFn<T, R, O> = Arc::new(join);
+        let inputs = vec![
+            self.keyed_input(left_key.clone()),
+            other.keyed_input(right_key.clone()),
+        ];
+        let make = Make::Windowed(
+            Box::new(move |outlets| {
+                let (l, r, j) = (left_key.clone(), right_key.clone(), join.clone());
+                Arc::new(move || {
+                    Box::new(JoinBolt {
+                        left_key: l.clone(),
+                        right_key: r.clone(),
+                        join: j.clone(),
+                        kind,
+                        outlets: outlets.clone(),
+                        out: None,
+                    }) as Box<dyn WindowedBolt>
+                })
+            }),
+            windows,
+        );
+        self.builder().add("join", make, inputs)
+    }
+
+    /// Every element to a [`Sink`] made per task by `factory`. The returned stage (which
+    /// emits nothing) takes [`set_name`](Self::set_name) and
+    /// [`set_num_partitions`](Self::set_num_partitions).
+    pub fn to_sink<S: Sink<T> + 'static>(
+        &self,
+        factory: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Streamlet<()> {
+        let factory = Arc::new(factory);
+        self.sink_stage(
+            "sink",
+            Arc::new(move || Box::new(factory()) as Box<dyn Sink<T>>),
+        )
+    }
+
+    /// Every element to `f` (see [`to_sink`](Self::to_sink)).
+    pub fn consume(&self, f: impl Fn(T) + Send + Sync + 'static) -> Streamlet<()> {
+        let f: Arc<dyn Fn(T) + Send + Sync> = Arc::new(f);
+        self.sink_stage(
+            "consume",
+            Arc::new(move || Box::new(FnSink(f.clone())) as Box<dyn Sink<T>>),
+        )
+    }
+
+    /// Every element to the log at INFO (see [`to_sink`](Self::to_sink)).
+    pub fn log(&self) -> Streamlet<()>
+    where
+        T: Debug,
+    {
+        let id = self.id;
+        self.sink_stage(
+            "log",
+            Arc::new(move || Box::new(LogSink(format!("stage {id}"))) as Box<dyn Sink<T>>),
+        )
+    }
+
+    fn sink_stage(
+        &self,
+        op: &'static str,
+        sink: Arc<dyn Fn() -> Box<dyn Sink<T>> + Send + Sync>,
+    ) -> Streamlet<()> {
+        let make = Make::Bolt(Box::new(move |_outlets| {
+            let sink = sink.clone();
+            Arc::new(move || Box::new(SinkBolt { sink: sink() }) as Box<dyn Bolt>)
+        }));
+        let inputs = vec![Input {
+            from: self.id,
+            read: Read::Shuffle,
+        }];
+        self.builder().add(op, make, inputs)
+    }
+}

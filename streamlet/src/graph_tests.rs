@@ -1,0 +1,115 @@
+//! What a streamlet graph compiles to: one component per stage, named and sized as set,
+//! keyed consumers reading a `key` field their producer computes, shuffles elsewhere.
+
+use heron_api::window::{Length, WindowConfig};
+use heron_api::{Config, Grouping};
+
+use crate::{Builder, JoinType};
+
+#[test]
+fn every_stage_is_a_component_with_its_name_and_partitions() {
+    let b = Builder::new();
+    let words = b
+        .new_source(|| "a b".to_string())
+        .set_name("lines")
+        .flat_map(|l: String| l.split(' ').map(str::to_owned).collect::<Vec<_>>())
+        .set_name("split")
+        .set_num_partitions(3);
+    let counts = words
+        .count_by_key_and_window(
+            |w: &String| w.clone(),
+            WindowConfig::tumbling(Length::count(10)),
+        )
+        .set_name("count")
+        .set_num_partitions(2);
+    counts.map(|kv| kv.value).filter(|n: &i64| *n > 1).log();
+    let t = b.build("g", Config::new()).unwrap();
+    let p = t.to_proto();
+    assert_eq!(p.spouts.len(), 1);
+    let names: Vec<&str> = p.bolts.iter().map(|b| b.comp.name.as_str()).collect();
+    assert_eq!(names, ["split", "count", "map4", "filter5", "log6"]);
+    // split feeds count through a keyed stream read with a fields grouping on `key`
+    let count_in = t.inputs("count").unwrap();
+    assert_eq!(count_in.len(), 1);
+    assert_eq!(count_in[0].source, "split");
+    assert_eq!(count_in[0].stream, "to-count-0");
+    assert!(
+        matches!(&count_in[0].grouping, Grouping::Fields(f) if f.iter().eq(["key"].iter().copied()))
+    );
+    let split_out = t.outputs("split").unwrap();
+    assert_eq!(
+        split_out.len(),
+        1,
+        "only the keyed stream: nobody shuffles split"
+    );
+    assert_eq!(split_out[0].fields.len(), 2);
+    assert!(matches!(
+        t.inputs("map4").unwrap()[0].grouping,
+        Grouping::Shuffle
+    ));
+    let parallelism = |n: &str| {
+        p.bolts.iter().find(|b| b.comp.name == n).map(|b| {
+            b.comp
+                .config
+                .kvs
+                .iter()
+                .find(|kv| kv.key == "topology.component.parallelism")
+                .and_then(|kv| kv.value.clone())
+        })
+    };
+    assert_eq!(parallelism("split").flatten().as_deref(), Some("3"));
+    assert_eq!(parallelism("count").flatten().as_deref(), Some("2"));
+}
+
+#[test]
+fn a_join_reads_both_sides_keyed_and_union_clone_repartition_shuffle_or_partition() {
+    let b = Builder::new();
+    let left = b.new_source(|| 1i64).set_name("l");
+    let right = b.new_source(|| (1i64, "x".to_string())).set_name("r");
+    left.join(
+        &right,
+        |l: &i64| *l,
+        |r: &(i64, String)| r.0,
+        WindowConfig::tumbling(Length::count(4)),
+        JoinType::Inner,
+        |l, r| (*l.unwrap(), r.unwrap().1.clone()),
+    )
+    .set_name("j")
+    .log();
+    let doubled = left.map(|n: i64| n * 2);
+    let u = left.union(&doubled).set_name("u");
+    let clones = u.clone_into(2);
+    clones[0]
+        .repartition(4, |n: &i64, parts| vec![(*n as usize) % parts])
+        .set_name("rp")
+        .log();
+    let t = b.build("g", Config::new()).unwrap();
+    let j = t.inputs("j").unwrap();
+    assert_eq!(
+        j.iter()
+            .map(|i| (i.source.as_str(), i.stream.as_str()))
+            .collect::<Vec<_>>(),
+        [("l", "to-j-0"), ("r", "to-j-1")]
+    );
+    assert_eq!(t.inputs("u").unwrap().len(), 2);
+    assert!(matches!(
+        t.inputs("rp").unwrap()[0].grouping,
+        Grouping::Custom(_)
+    ));
+}
+
+#[test]
+fn a_name_used_twice_is_refused() {
+    let b = Builder::new();
+    b.new_source(|| 1i64)
+        .set_name("x")
+        .map(|n: i64| n + 1)
+        .set_name("x")
+        .log();
+    let e = b
+        .build("g", Config::new())
+        .map(drop)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("\"x\""), "{e}");
+}

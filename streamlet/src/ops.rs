@@ -1,0 +1,320 @@
+//! The spouts and bolts a streamlet graph compiles to: a source spout, one bolt per
+//! element-wise operation, windowed bolts for the windowed ones, and the outlets through which
+//! each stage sends its elements (a plain stream, and a keyed stream per keyed consumer).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use heron_api::{
+    Bolt, Fields, OutputCollector, OutputFieldsDeclarer, Spout, SpoutOutputCollector,
+    TopologyContext, Tuple, Value,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::element::{from_value, to_value};
+
+/// The field that carries the element.
+pub const ELEMENT_FIELD: &str = "element";
+/// The field of a keyed stream that carries the hash of the consumer's key.
+pub const KEY_FIELD: &str = "key";
+
+/// A key function, hashed (what a keyed consumer is routed by).
+pub(crate) type KeyHash<T> = Arc<dyn Fn(&T) -> i64 + Send + Sync>;
+
+/// One stream a stage emits on, with the key hash of its consumer when it is keyed; the key
+/// function is type-erased (a [`KeyHash<T>`] of the stage's element type).
+#[derive(Clone)]
+pub(crate) struct Outlet {
+    pub stream: String,
+    pub key: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// Where a stage's emits go: a bolt's collector, or a window's.
+pub(crate) trait Emits {
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>);
+    fn error(&mut self, message: &str);
+}
+
+impl Emits for OutputCollector<'_> {
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>) {
+        self.emit_stream(stream, anchors, values);
+    }
+    fn error(&mut self, message: &str) {
+        self.report_error(message);
+    }
+}
+
+impl Emits for heron_api::window::WindowCollector<'_, '_> {
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>) {
+        self.emit_stream_anchored_to(stream, anchors, values);
+    }
+    fn error(&mut self, message: &str) {
+        self.report_error(message);
+    }
+}
+
+/// How a stage sends its elements: the plain stream (if anyone reads it) and the keyed ones.
+pub(crate) struct Out<T> {
+    plain: Option<String>,
+    keyed: Vec<(String, KeyHash<T>)>,
+}
+
+impl<T: Serialize + 'static> Out<T> {
+    pub fn new(outlets: &[Outlet]) -> Out<T> {
+        let mut out = Out {
+            plain: None,
+            keyed: Vec::new(),
+        };
+        for o in outlets {
+            match &o.key {
+                None => out.plain = Some(o.stream.clone()),
+                Some(k) => {
+                    let k = k
+                        .clone()
+                        .downcast::<KeyHash<T>>()
+                        .expect("a keyed consumer's key takes its producer's element");
+                    out.keyed.push((o.stream.clone(), (*k).clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The streams to declare.
+    pub fn declare(outlets: &[Outlet], d: &mut OutputFieldsDeclarer) {
+        for o in outlets {
+            match o.key {
+                None => d.declare_stream(&o.stream, Fields::new([ELEMENT_FIELD])),
+                Some(_) => d.declare_stream(&o.stream, Fields::new([ELEMENT_FIELD, KEY_FIELD])),
+            }
+        }
+    }
+
+    /// Sends `element` on every outlet, anchored to `anchors`.
+    pub fn emit(&self, c: &mut impl Emits, anchors: &[&Tuple], element: &T) {
+        let v = match to_value(element) {
+            Ok(v) => v,
+            Err(e) => return c.error(&e.to_string()),
+        };
+        for (stream, key) in &self.keyed {
+            c.emit_on(stream, anchors, vec![v.clone(), Value::Int(key(element))]);
+        }
+        if let Some(stream) = &self.plain {
+            c.emit_on(stream, anchors, vec![v]);
+        }
+    }
+
+    /// The tuple values a spout sends for `element` on each outlet.
+    fn values(&self, element: &T) -> Result<Vec<(&str, Vec<Value>)>, String> {
+        let v = to_value(element).map_err(|e| e.to_string())?;
+        let mut out: Vec<(&str, Vec<Value>)> = self
+            .keyed
+            .iter()
+            .map(|(s, k)| (s.as_str(), vec![v.clone(), Value::Int(k(element))]))
+            .collect();
+        if let Some(s) = &self.plain {
+            out.push((s.as_str(), vec![v]));
+        }
+        Ok(out)
+    }
+}
+
+/// The element of an input tuple.
+pub(crate) fn element<T: DeserializeOwned>(t: &Tuple) -> Result<T, String> {
+    let v = t
+        .get(0)
+        .cloned()
+        .ok_or_else(|| format!("a tuple from {} has no element", t.source_component()))?;
+    from_value(v).map_err(|e| format!("a tuple from {}: {e}", t.source_component()))
+}
+
+/// A source: calls the supplier for each element. In ATLEAST_ONCE its elements carry message
+/// ids, so their trees are tracked (acked, failed, timed out), though a failed one is not
+/// replayed: a supplier has no position to go back to (a spout source with its own replay is
+/// the way to at-least-once sources).
+pub(crate) struct SupplierSpout<T> {
+    pub supplier: Arc<dyn Fn() -> T + Send + Sync>,
+    pub outlets: Vec<Outlet>,
+    pub out: Option<Out<T>>,
+    pub tracked: bool,
+    pub next_id: i64,
+}
+
+impl<T: Serialize + Send + 'static> Spout for SupplierSpout<T> {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        Out::<T>::declare(&self.outlets, d);
+    }
+
+    fn open(&mut self, ctx: &TopologyContext) {
+        self.out = Some(Out::new(&self.outlets));
+        self.tracked = ctx.config().reliability_mode().is_acking();
+    }
+
+    fn next_tuple(&mut self, c: &mut SpoutOutputCollector) {
+        let Some(out) = &self.out else { return };
+        let element = (self.supplier)();
+        let sends = match out.values(&element) {
+            Ok(s) => s,
+            Err(e) => return c.report_error(&e),
+        };
+        let id = self.tracked.then(|| {
+            self.next_id += 1;
+            Value::Int(self.next_id)
+        });
+        for (stream, values) in sends {
+            c.emit_stream(stream, values, id.clone());
+        }
+    }
+}
+
+/// What an element-wise stage does with one input element.
+pub(crate) type Step<A, B> = Arc<dyn Fn(A, &mut dyn FnMut(B)) + Send + Sync>;
+
+/// map, filter, flat_map, union, clone, repartition and spout decoding: a function from one
+/// element to any number of elements, run as a [`Transformer`].
+pub(crate) struct StepFn<A, B>(pub Step<A, B>);
+
+impl<A, B> Transformer<A, B> for StepFn<A, B> {
+    fn transform(&mut self, element: A, emit: &mut dyn FnMut(B)) {
+        (self.0)(element, emit)
+    }
+}
+
+/// A user-supplied element transformer with a life cycle (Heron's `SerializableTransformer`).
+pub trait Transformer<A, B>: Send {
+    /// Called once before any element.
+    fn setup(&mut self, _ctx: &TopologyContext) {}
+    /// Transforms one element, emitting any number through `emit`.
+    fn transform(&mut self, element: A, emit: &mut dyn FnMut(B));
+    /// Called when the task stops.
+    fn cleanup(&mut self) {}
+}
+
+/// Every element-wise stage: a [`Transformer`] per task; what it emits is anchored to the
+/// input, which is then acked.
+pub(crate) struct TransformBolt<A, B> {
+    pub transformer: Box<dyn Transformer<A, B>>,
+    pub outlets: Vec<Outlet>,
+    pub out: Option<Out<B>>,
+}
+
+impl<A: DeserializeOwned + 'static, B: Serialize + 'static> Bolt for TransformBolt<A, B> {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        Out::<B>::declare(&self.outlets, d);
+    }
+
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.out = Some(Out::new(&self.outlets));
+        self.transformer.setup(ctx);
+    }
+
+    fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
+        let a: A = match element(input) {
+            Ok(a) => a,
+            Err(e) => {
+                c.report_error(&e);
+                return c.fail(input);
+            }
+        };
+        let out = self.out.as_ref().expect("prepared");
+        self.transformer
+            .transform(a, &mut |b| out.emit(c, &[input], &b));
+        c.ack(input);
+    }
+
+    fn cleanup(&mut self) {
+        self.transformer.cleanup();
+    }
+}
+
+/// A user-supplied destination for elements (Heron's `Sink`).
+pub trait Sink<T>: Send {
+    /// Called once before any element.
+    fn setup(&mut self, _ctx: &TopologyContext) {}
+    /// Takes one element.
+    fn put(&mut self, element: T);
+    /// Called when the task stops.
+    fn cleanup(&mut self) {}
+}
+
+/// `to_sink`, `consume` and `log`: the end of a streamlet.
+pub(crate) struct SinkBolt<T> {
+    pub sink: Box<dyn Sink<T>>,
+}
+
+impl<T: DeserializeOwned + 'static> Bolt for SinkBolt<T> {
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.sink.setup(ctx);
+    }
+
+    fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
+        match element(input) {
+            Ok(t) => {
+                self.sink.put(t);
+                c.ack(input);
+            }
+            Err(e) => {
+                c.report_error(&e);
+                c.fail(input);
+            }
+        }
+    }
+
+    fn cleanup(&mut self) {
+        self.sink.cleanup();
+    }
+}
+
+/// `consume`: a function per element.
+pub(crate) struct FnSink<T>(pub Arc<dyn Fn(T) + Send + Sync>);
+
+impl<T> Sink<T> for FnSink<T> {
+    fn put(&mut self, element: T) {
+        (self.0)(element)
+    }
+}
+
+/// `log`: each element at INFO.
+pub(crate) struct LogSink(pub String);
+
+impl<T: std::fmt::Debug> Sink<T> for LogSink {
+    fn put(&mut self, element: T) {
+        tracing::info!(streamlet = %self.0, "{element:?}");
+    }
+}
+
+/// The partitions (indices) that get an element, of so many.
+pub(crate) type Partitioner<T> = Arc<dyn Fn(&T, usize) -> Vec<usize> + Send + Sync>;
+
+/// Routes each element of a repartitioned stream to the partitions its partitioner names.
+pub(crate) struct PartitionGrouping<T> {
+    pub partitioner: Partitioner<T>,
+    pub tasks: Vec<i32>,
+}
+
+impl<T> Clone for PartitionGrouping<T> {
+    fn clone(&self) -> Self {
+        PartitionGrouping {
+            partitioner: self.partitioner.clone(),
+            tasks: self.tasks.clone(),
+        }
+    }
+}
+
+impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for PartitionGrouping<T> {
+    fn prepare(&mut self, _ctx: &TopologyContext, _stream: &str, target_tasks: &[i32]) {
+        self.tasks = target_tasks.to_vec();
+    }
+
+    fn choose_tasks(&mut self, values: &[Value]) -> Vec<i32> {
+        let n = self.tasks.len();
+        let Some(Ok(element)) = values.first().cloned().map(from_value::<T>) else {
+            return Vec::new();
+        };
+        (self.partitioner)(&element, n)
+            .into_iter()
+            .filter_map(|i| self.tasks.get(i).copied())
+            .collect()
+    }
+}
