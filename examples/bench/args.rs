@@ -19,6 +19,9 @@ pub enum Topology {
     /// sentence spout → pystorm split → pystorm count (fields on word) → sink: the word
     /// count done in Python
     MultilangWordCount,
+    /// the word count in the Streamlet API: sentence spout → flat_map split → count by word
+    /// in tumbling 1000-word windows → sink (words/s counted at the sink)
+    StreamletWordCount,
 }
 
 impl Topology {
@@ -30,6 +33,7 @@ impl Topology {
             Topology::WordCount => "word-count",
             Topology::MultilangPass => "multilang-pass",
             Topology::MultilangWordCount => "multilang-word-count",
+            Topology::StreamletWordCount => "streamlet-word-count",
         }
     }
 
@@ -40,9 +44,10 @@ impl Topology {
             "word-count" => Ok(Topology::WordCount),
             "multilang-pass" => Ok(Topology::MultilangPass),
             "multilang-word-count" => Ok(Topology::MultilangWordCount),
+            "streamlet-word-count" => Ok(Topology::StreamletWordCount),
             _ => Err(format!(
-                "--topology must be const-null, const-id-null, word-count, multilang-pass or \
-                 multilang-word-count, not {s:?}"
+                "--topology must be const-null, const-id-null, word-count, multilang-pass, \
+                 multilang-word-count or streamlet-word-count, not {s:?}"
             )),
         }
     }
@@ -106,7 +111,7 @@ pub struct Options {
 
 /// The usage text (`--help`).
 pub const USAGE: &str = "\
-usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multilang-word-count [options]
+usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multilang-word-count|streamlet-word-count [options]
   --reliability atmost|atleast|effectively
                                  delivery guarantee (default atmost)
   --checkpoint-interval 10s      seconds between checkpoints with effectively (default 10s)

@@ -27,6 +27,7 @@ mod procs;
 mod rate;
 mod record;
 mod report;
+mod streamlet;
 mod timely_peer;
 mod topology;
 

@@ -32,6 +32,7 @@ pub fn final_component(t: Topology) -> &'static str {
         Topology::ConstNull | Topology::ConstIdNull => FINAL_BOLT_OF_CONST,
         Topology::WordCount | Topology::MultilangPass => FINAL_BOLT_OF_WORD_COUNT,
         Topology::MultilangWordCount => FINAL_BOLT_OF_MULTILANG,
+        Topology::StreamletWordCount => crate::streamlet::FINAL_STAGE,
     }
 }
 
@@ -43,6 +44,7 @@ pub fn topology_name(t: Topology) -> &'static str {
         Topology::WordCount => "BenchWordCount",
         Topology::MultilangPass => "BenchMultilangPass",
         Topology::MultilangWordCount => "BenchMultilangWordCount",
+        Topology::StreamletWordCount => "BenchStreamletWordCount",
     }
 }
 
@@ -53,6 +55,9 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let reliable = opts.reliability == Reliability::AtLeast;
     let rate = opts.rate_per_spout_task();
     let vocabulary = opts.vocabulary;
+    if opts.topology == Topology::StreamletWordCount {
+        return crate::streamlet::build(&opts, topology_name(opts.topology));
+    }
     let mut b = TopologyBuilder::new();
     match opts.topology {
         Topology::ConstNull | Topology::ConstIdNull => {
@@ -70,6 +75,7 @@ pub fn build(args: &[String]) -> Result<HeronTopology, TopologyError> {
             b.set_bolt(FINAL_BOLT_OF_CONST, FinalBolt::null, p)
                 .shuffle_grouping(upstream);
         }
+        Topology::StreamletWordCount => unreachable!("built above"),
         Topology::WordCount | Topology::MultilangPass | Topology::MultilangWordCount => {
             b.set_spout(
                 SPOUT,
@@ -129,14 +135,14 @@ fn python_dir() -> std::path::PathBuf {
 }
 
 /// What a spout emits.
-enum Payload {
+pub(crate) enum Payload {
     Constant,
     Sentences(Sentences),
 }
 
 /// The spout of every bench topology: `[payload, ts]`, optionally rate-capped, with the
 /// timestamp as message id under acking.
-struct BenchSpout {
+pub(crate) struct BenchSpout {
     payload: Payload,
     field: &'static str,
     reliable: bool,
@@ -146,7 +152,12 @@ struct BenchSpout {
 }
 
 impl BenchSpout {
-    fn new(payload: Payload, field: &'static str, reliable: bool, rate: Option<f64>) -> Self {
+    pub(crate) fn new(
+        payload: Payload,
+        field: &'static str,
+        reliable: bool,
+        rate: Option<f64>,
+    ) -> Self {
         BenchSpout {
             payload,
             field,

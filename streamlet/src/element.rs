@@ -3,9 +3,10 @@
 //! - A value that serializes as one primitive is the tuple value of that kind, readable by any
 //!   Heron component: strings and chars are `Str`, booleans `Bool`, integers that fit `i64`
 //!   `Int`, floats `Float`, unit and `None` `Null`.
-//! - Anything else (structs, tuples, sequences, maps, enums with data, byte strings, integers
-//!   above `i64::MAX`) is `Bytes`: the byte `0x01` then its CBOR encoding (RFC 8949, through
-//!   serde and `ciborium`).
+//! - Anything else (structs, tuples, sequences, maps, enums, options, byte strings, integers
+//!   above `i64::MAX`) is `Bytes`: the byte `0x01` then its postcard encoding (the postcard 1.x
+//!   wire format, a compact serde format with varint integers; not self-describing, so the
+//!   reader knows the element's type).
 //!
 //! ```
 //! use heron_api::Value;
@@ -25,14 +26,14 @@ use heron_api::Value;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::ser::{self, Impossible, Serialize};
 
-/// The tag of a CBOR-encoded element.
-pub const CBOR_TAG: u8 = 0x01;
+/// The first byte of an element in the binary (postcard) encoding.
+pub const BINARY_TAG: u8 = 0x01;
 
 /// Why an element could not be encoded or decoded.
 #[derive(Debug, thiserror::Error)]
 pub enum ElementError {
-    /// CBOR encoding failed.
-    #[error("encoding an element as CBOR: {0}")]
+    /// Binary encoding failed.
+    #[error("encoding an element: {0}")]
     Encode(String),
     /// The tuple value is not an element of the expected type.
     #[error("decoding an element: {0}")]
@@ -43,26 +44,56 @@ pub enum ElementError {
 pub fn to_value<T: Serialize + ?Sized>(element: &T) -> Result<Value, ElementError> {
     match element.serialize(Primitive) {
         Ok(v) => Ok(v),
-        Err(NotPrimitive) => {
-            let mut out = vec![CBOR_TAG];
-            ciborium::ser::into_writer(element, &mut out)
-                .map_err(|e| ElementError::Encode(e.to_string()))?;
-            Ok(Value::Bytes(out))
-        }
+        Err(NotPrimitive) => postcard::to_extend(element, vec![BINARY_TAG])
+            .map(Value::Bytes)
+            .map_err(|e| ElementError::Encode(e.to_string())),
     }
 }
 
 /// The element a tuple value carries.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ElementError> {
     match value {
-        Value::Bytes(b) if b.first() == Some(&CBOR_TAG) => {
-            ciborium::de::from_reader(&b[1..]).map_err(|e| ElementError::Decode(e.to_string()))
-        }
+        Value::Bytes(b) if b.first() == Some(&BINARY_TAG) => from_binary(&b[1..]),
         other => T::deserialize(ValueDe(other)).map_err(|e| ElementError::Decode(e.0)),
     }
 }
 
-/// "Not one primitive": the caller falls back to CBOR.
+/// [`from_value`] without taking the value (a tuple's field, say).
+pub fn from_value_ref<T: DeserializeOwned>(value: &Value) -> Result<T, ElementError> {
+    match value {
+        Value::Bytes(b) if b.first() == Some(&BINARY_TAG) => from_binary(&b[1..]),
+        Value::Str(s) => T::deserialize(de::value::StrDeserializer::<DeError>::new(s))
+            .map_err(|e| ElementError::Decode(e.0)),
+        other => from_value(other.clone()),
+    }
+}
+
+/// The binary encoding's element.
+fn from_binary<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ElementError> {
+    postcard::from_bytes(bytes).map_err(|e| ElementError::Decode(e.to_string()))
+}
+
+/// The element a spout's tuple stands for: its one value (decoded as [`from_value`] does), or
+/// the tuple of its values (plain tuple values, as spouts emit them), so a spout emitting `[sentence, ts]` is a source of
+/// `(String, i64)`.
+///
+/// ```
+/// use heron_api::Value;
+/// use heron_streamlet::element::from_values;
+///
+/// let e: (String, i64) = from_values(vec![Value::from("w"), Value::Int(3)]).unwrap();
+/// assert_eq!(e, ("w".to_string(), 3));
+/// let one: String = from_values(vec![Value::from("w")]).unwrap();
+/// assert_eq!(one, "w");
+/// ```
+pub fn from_values<T: DeserializeOwned>(mut values: Vec<Value>) -> Result<T, ElementError> {
+    if values.len() == 1 {
+        return from_value(values.pop().expect("one value"));
+    }
+    T::deserialize(SeqDe(values.into_iter())).map_err(|e| ElementError::Decode(e.0))
+}
+
+/// "Not one primitive": the caller falls back to the binary encoding.
 #[derive(Debug)]
 struct NotPrimitive;
 
@@ -142,7 +173,7 @@ impl ser::Serializer for Primitive {
         Ok(Value::Null)
     }
     fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<Value, NotPrimitive> {
-        // Some(x) and x would look alike: keep the option in CBOR
+        // Some(x) and x would look alike: keep the option in the binary encoding
         Err(NotPrimitive)
     }
     fn serialize_unit(self) -> Result<Value, NotPrimitive> {
@@ -247,13 +278,48 @@ impl<'de> de::Deserializer<'de> for ValueDe {
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, DeError> {
         match self.0 {
             Value::Null => v.visit_none(),
-            _ => Err(DeError("an option travels as CBOR".into())),
+            _ => Err(DeError("an option travels in the binary encoding".into())),
         }
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// Deserializes a tuple (or sequence) element from several tuple values.
+struct SeqDe(std::vec::IntoIter<Value>);
+
+impl<'de> de::SeqAccess<'de> for SeqDe {
+    type Error = DeError;
+
+    fn next_element_seed<S: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, DeError> {
+        match self.0.next() {
+            None => Ok(None),
+            Some(v) => seed.deserialize(ValueDe(v)).map(Some),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+impl<'de> de::Deserializer<'de> for SeqDe {
+    type Error = DeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, DeError> {
+        v.visit_seq(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
     }
 }
@@ -269,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn primitives_are_plain_tuple_values_and_the_rest_tagged_cbor() {
+    fn primitives_are_plain_tuple_values_and_the_rest_tagged_binary() {
         assert_eq!(round("w".to_string()), Value::from("w"));
         assert_eq!(round(-5i32), Value::Int(-5));
         assert_eq!(round(2.5f64), Value::Float(2.5));
@@ -285,10 +351,10 @@ mod tests {
             round(std::collections::BTreeMap::from([(1i64, "a".to_string())])),
         ] {
             if v != Value::Null {
-                assert!(matches!(&v, Value::Bytes(b) if b[0] == CBOR_TAG), "{v:?}");
+                assert!(matches!(&v, Value::Bytes(b) if b[0] == BINARY_TAG), "{v:?}");
             }
         }
         assert!(from_value::<i64>(Value::from("not a number")).is_err());
-        assert!(from_value::<(i64, i64)>(Value::Bytes(vec![CBOR_TAG, 0xff])).is_err());
+        assert!(from_value::<(i64, i64)>(Value::Bytes(vec![BINARY_TAG, 0xff])).is_err());
     }
 }

@@ -3,7 +3,6 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::hash_map::DefaultHasher;
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -18,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::ops::{
-    FnSink, KeyHash, LogSink, Outlet, PartitionGrouping, Sink, SinkBolt, Step, StepFn,
+    FnSink, KeyGrouping, KeyHash, LogSink, Outlet, PartitionGrouping, Sink, SinkBolt, Step, StepFn,
     SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
 };
 use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
@@ -45,8 +44,9 @@ enum Make {
 enum Read {
     /// Round robin.
     Shuffle,
-    /// By the hash of a key the producer computes (a [`KeyHash`] of its element type).
-    Keyed(Arc<dyn Any + Send + Sync>),
+    /// By the hash of a key the producer computes (a [`KeyHash`] of its element type); from a
+    /// user's spout, which cannot compute it, by the same hash in a custom grouping.
+    Keyed(Arc<dyn Any + Send + Sync>, Grouping),
     /// By a partitioner over the element.
     Partitioned(heron_api::Grouping),
 }
@@ -58,6 +58,8 @@ struct Input {
 
 struct Stage {
     op: &'static str,
+    /// A user's spout: it emits its own streams, not our outlets.
+    user_spout: bool,
     name: Option<String>,
     partitions: u32,
     make: Make,
@@ -107,11 +109,28 @@ impl<T> Clone for Streamlet<T> {
     }
 }
 
+/// A fixed, fast hash of a key: the same in every process of one build (a key's tuples must
+/// reach the same task from every producer), no random seed.
 fn hash_key<K: Hash>(k: &K) -> i64 {
-    // the same in every process of one build: no random keys
-    let mut h = DefaultHasher::new();
+    let mut h = KeyHasher(0xcbf2_9ce4_8422_2325);
     k.hash(&mut h);
     h.finish() as i64
+}
+
+/// FNV-1a over the bytes a key hashes, finished with a multiply-xorshift.
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        let x = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^ (x >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 impl Builder {
@@ -124,6 +143,7 @@ impl Builder {
         let mut g = self.graph.borrow_mut();
         g.stages.push(Stage {
             op,
+            user_spout: false,
             name: None,
             partitions: 1,
             make,
@@ -157,9 +177,9 @@ impl Builder {
         self.add("source", make, Vec::new())
     }
 
-    /// A source from a spout: each tuple's first value is an element (see
-    /// [`element`](crate::element)); the spout keeps its own reliability (message ids,
-    /// replays). Two stages: the spout, and a bolt that passes its elements on.
+    /// A source from a spout: each tuple of its default stream is an element (its one value,
+    /// or the tuple of its values: [`from_values`](crate::element::from_values)); the spout
+    /// keeps its own reliability (message ids, replays).
     pub fn new_source_spout<T: Element, S: Spout + 'static>(
         &self,
         spout: impl Fn() -> S + Send + Sync + 'static,
@@ -170,7 +190,8 @@ impl Builder {
             Arc::new(move || Box::new(spout()) as Box<dyn Spout>)
         }));
         let src: Streamlet<T> = self.add("spout", make, Vec::new());
-        src.step("source", |t: T, emit: &mut dyn FnMut(T)| emit(t))
+        src.stage_mut(|s| s.user_spout = true);
+        src
     }
 
     /// Compiles the graph: one spout or bolt per stage, named by
@@ -195,8 +216,10 @@ impl Builder {
         for (c, stage) in g.stages.iter().enumerate() {
             let mut mine = Vec::new();
             for (side, input) in stage.inputs.iter().enumerate() {
+                let from_user_spout = g.stages[input.from].user_spout;
                 let stream = match &input.read {
-                    Read::Keyed(key) => {
+                    Read::Keyed(..) if from_user_spout => heron_api::DEFAULT_STREAM_ID.to_owned(),
+                    Read::Keyed(key, _) => {
                         let stream = format!("to-{}-{side}", names[c]);
                         outlets[input.from].push(Outlet {
                             stream: stream.clone(),
@@ -243,7 +266,10 @@ impl Builder {
                 let from = &names[input.from];
                 let grouping = match &input.read {
                     Read::Shuffle => Grouping::Shuffle,
-                    Read::Keyed(_) => Grouping::Fields(Fields::new([KEY_FIELD])),
+                    Read::Keyed(_, by_element) if g.stages[input.from].user_spout => {
+                        by_element.clone()
+                    }
+                    Read::Keyed(..) => Grouping::Fields(Fields::new([KEY_FIELD])),
                     Read::Partitioned(g) => g.clone(),
                 };
                 declarer.grouping(from, stream, grouping);
@@ -413,9 +439,13 @@ impl<T: Element> Streamlet<T> {
 
     fn keyed_input<K: Hash + 'static>(&self, key: Arc<dyn Fn(&T) -> K + Send + Sync>) -> Input {
         let hash: KeyHash<T> = Arc::new(move |t| hash_key(&key(t)));
+        let by_element = Grouping::custom(KeyGrouping {
+            hash: hash.clone(),
+            tasks: Vec::new(),
+        });
         Input {
             from: self.id,
-            read: Read::Keyed(Arc::new(hash)),
+            read: Read::Keyed(Arc::new(hash), by_element),
         }
     }
 

@@ -12,7 +12,7 @@ use heron_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::element::{from_value, to_value};
+use crate::element::{from_value, from_value_ref, from_values, to_value};
 
 /// The field that carries the element.
 pub const ELEMENT_FIELD: &str = "element";
@@ -97,11 +97,21 @@ impl<T: Serialize + 'static> Out<T> {
             Ok(v) => v,
             Err(e) => return c.error(&e.to_string()),
         };
-        for (stream, key) in &self.keyed {
-            c.emit_on(stream, anchors, vec![v.clone(), Value::Int(key(element))]);
+        // the value goes into the last tuple, copies into the others
+        let n = self.keyed.len() + usize::from(self.plain.is_some());
+        let mut v = Some(v);
+        let mut value = |i: usize| {
+            if i + 1 == n {
+                v.take().expect("the last use")
+            } else {
+                v.clone().expect("not used up")
+            }
+        };
+        for (i, (stream, key)) in self.keyed.iter().enumerate() {
+            c.emit_on(stream, anchors, vec![value(i), Value::Int(key(element))]);
         }
         if let Some(stream) = &self.plain {
-            c.emit_on(stream, anchors, vec![v]);
+            c.emit_on(stream, anchors, vec![value(n - 1)]);
         }
     }
 
@@ -121,12 +131,19 @@ impl<T: Serialize + 'static> Out<T> {
 }
 
 /// The element of an input tuple.
+///
+/// A stage's tuples carry it in their `element` field; a spout source's tuples are the
+/// element themselves ([`from_values`]).
 pub(crate) fn element<T: DeserializeOwned>(t: &Tuple) -> Result<T, String> {
-    let v = t
-        .get(0)
-        .cloned()
-        .ok_or_else(|| format!("a tuple from {} has no element", t.source_component()))?;
-    from_value(v).map_err(|e| format!("a tuple from {}: {e}", t.source_component()))
+    let decoded = if t.fields().iter().next() == Some(ELEMENT_FIELD) {
+        let v = t
+            .get(0)
+            .ok_or_else(|| format!("a tuple from {} has no element", t.source_component()))?;
+        from_value_ref(v)
+    } else {
+        from_values(t.values().to_vec())
+    };
+    decoded.map_err(|e| format!("a tuple from {}: {e}", t.source_component()))
 }
 
 /// A source: calls the supplier for each element. In ATLEAST_ONCE its elements carry message
@@ -316,5 +333,36 @@ impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for Partitio
             .into_iter()
             .filter_map(|i| self.tasks.get(i).copied())
             .collect()
+    }
+}
+
+/// Routes a user spout's tuples by the hash of their element's key (a keyed consumer of a
+/// spout source: the spout cannot add the key field itself).
+pub(crate) struct KeyGrouping<T> {
+    pub hash: KeyHash<T>,
+    pub tasks: Vec<i32>,
+}
+
+impl<T> Clone for KeyGrouping<T> {
+    fn clone(&self) -> Self {
+        KeyGrouping {
+            hash: self.hash.clone(),
+            tasks: self.tasks.clone(),
+        }
+    }
+}
+
+impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for KeyGrouping<T> {
+    fn prepare(&mut self, _ctx: &TopologyContext, _stream: &str, target_tasks: &[i32]) {
+        self.tasks = target_tasks.to_vec();
+    }
+
+    fn choose_tasks(&mut self, values: &[Value]) -> Vec<i32> {
+        let Ok(element) = from_values::<T>(values.to_vec()) else {
+            return Vec::new();
+        };
+        let n = self.tasks.len().max(1) as u64;
+        let i = ((self.hash)(&element) as u64 % n) as usize;
+        self.tasks.get(i).copied().into_iter().collect()
     }
 }

@@ -87,7 +87,7 @@ where
     }
 
     fn execute(&mut self, w: &Window<'_>, c: &mut WindowCollector<'_, '_>) {
-        let mut by_key: HashMap<K, (V, Vec<&Tuple>)> = HashMap::new();
+        let mut by_key: HashMap<K, (Option<V>, Vec<&Tuple>)> = HashMap::new();
         for &t in w.tuples() {
             let e: T = match element(t) {
                 Ok(e) => e,
@@ -97,19 +97,17 @@ where
                 }
             };
             let (k, v) = ((self.key)(&e), (self.value)(&e));
-            match by_key.remove(&k) {
-                Some((acc, mut ts)) => {
-                    ts.push(t);
-                    by_key.insert(k, ((self.reduce)(acc, v), ts));
-                }
-                None => {
-                    by_key.insert(k, (v, vec![t]));
-                }
-            }
+            let (acc, tuples) = by_key.entry(k).or_insert_with(|| (None, Vec::new()));
+            *acc = Some(match acc.take() {
+                Some(a) => (self.reduce)(a, v),
+                None => v,
+            });
+            tuples.push(t);
         }
         let window = info(w);
         let out = self.out.as_ref().expect("prepared");
         for (key, (value, tuples)) in by_key {
+            let Some(value) = value else { continue };
             let kv = KeyValue {
                 key: KeyedWindow {
                     key,

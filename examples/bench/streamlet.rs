@@ -1,0 +1,87 @@
+//! The bench's word count in the Streamlet API (`--topology streamlet-word-count`): the same
+//! spout, then `flat_map` (split), `reduce_by_key_and_window` (count per word in tumbling
+//! 1000-word windows, keeping the newest emit time) and a sink that counts the words of every
+//! window and records end-to-end latency from that newest emit time.
+
+use crate::args::{Options, Reliability};
+use crate::common::sentences::Sentences;
+use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
+use crate::topology::{BenchSpout, Payload, SPOUT};
+use heron::streamlet::{Builder, KeyValue, KeyedWindow, Sink};
+use heron::window::{Length, WindowConfig};
+use heron::{HeronTopology, TopologyContext, TopologyError};
+
+/// The stage whose words are the throughput.
+pub const FINAL_STAGE: &str = "sink";
+
+/// Words per window and per count task.
+const WINDOW: u64 = 1000;
+
+/// Counts the words of each window result; latency from the window's newest emit time.
+struct WindowSink {
+    rec: Option<Recorder>,
+}
+
+impl Sink<KeyValue<KeyedWindow<String>, (i64, i64)>> for WindowSink {
+    fn setup(&mut self, ctx: &TopologyContext) {
+        let dir = dir_for(ctx.topology_id());
+        let mut rec = Recorder::new(
+            &dir,
+            ctx.component_id(),
+            ctx.task_id(),
+            LatencyKind::EndToEnd,
+        );
+        rec.write(now_ns());
+        self.rec = Some(rec);
+    }
+
+    fn put(&mut self, kv: KeyValue<KeyedWindow<String>, (i64, i64)>) {
+        let Some(rec) = self.rec.as_mut() else { return };
+        let (words, newest) = kv.value;
+        rec.received += words.max(0) as u64;
+        let now = now_ns();
+        rec.record_since(newest as u64, now);
+        rec.maybe_write(now);
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.write(now_ns());
+        }
+    }
+}
+
+/// The topology.
+pub fn build(opts: &Options, name: &str) -> Result<HeronTopology, TopologyError> {
+    let p = opts.parallelism;
+    let reliable = opts.reliability == Reliability::AtLeast;
+    let rate = opts.rate_per_spout_task();
+    let vocabulary = opts.vocabulary;
+    let b = Builder::new();
+    b.new_source_spout(move || {
+        let sentences = Sentences::with_vocabulary(u64::from(std::process::id()), vocabulary);
+        BenchSpout::new(Payload::Sentences(sentences), "sentence", reliable, rate)
+    })
+    .set_name(SPOUT)
+    .set_num_partitions(p)
+    .flat_map(|(sentence, ts): (String, i64)| {
+        sentence
+            .split_whitespace()
+            .map(|w| (w.to_owned(), ts))
+            .collect::<Vec<_>>()
+    })
+    .set_name("split")
+    .set_num_partitions(p)
+    .reduce_by_key_and_window(
+        |(word, _): &(String, i64)| word.clone(),
+        |(_, ts): &(String, i64)| (1i64, *ts),
+        WindowConfig::tumbling(Length::count(WINDOW)),
+        |a, b| (a.0 + b.0, a.1.max(b.1)),
+    )
+    .set_name("count")
+    .set_num_partitions(p)
+    .to_sink(|| WindowSink { rec: None })
+    .set_name(FINAL_STAGE)
+    .set_num_partitions(p);
+    b.build(name, opts.config())
+}
