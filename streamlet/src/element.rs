@@ -44,9 +44,13 @@ pub enum ElementError {
 pub fn to_value<T: Serialize + ?Sized>(element: &T) -> Result<Value, ElementError> {
     match element.serialize(Primitive) {
         Ok(v) => Ok(v),
-        Err(NotPrimitive) => postcard::to_extend(element, vec![BINARY_TAG])
-            .map(Value::Bytes)
-            .map_err(|e| ElementError::Encode(e.to_string())),
+        Err(NotPrimitive) => postcard::to_extend(element, {
+            let mut v = Vec::with_capacity(32);
+            v.push(BINARY_TAG);
+            v
+        })
+        .map(Value::Bytes)
+        .map_err(|e| ElementError::Encode(e.to_string())),
     }
 }
 
@@ -285,6 +289,52 @@ impl<'de> de::Deserializer<'de> for ValueDe {
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// [`from_values`] without taking the values (a spout tuple's, say).
+pub fn from_values_ref<T: DeserializeOwned>(values: &[Value]) -> Result<T, ElementError> {
+    match values {
+        [one] => from_value_ref(one),
+        many => T::deserialize(SeqRefDe(many.iter())).map_err(|e| ElementError::Decode(e.0)),
+    }
+}
+
+/// [`SeqDe`] over borrowed values: strings are read in place.
+struct SeqRefDe<'v>(std::slice::Iter<'v, Value>);
+
+impl<'de> de::SeqAccess<'de> for SeqRefDe<'_> {
+    type Error = DeError;
+
+    fn next_element_seed<S: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, DeError> {
+        match self.0.next() {
+            None => Ok(None),
+            Some(Value::Str(s)) => seed
+                .deserialize(de::value::StrDeserializer::<DeError>::new(s))
+                .map(Some),
+            Some(v) => seed.deserialize(ValueDe(v.clone())).map(Some),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+impl<'de> de::Deserializer<'de> for SeqRefDe<'_> {
+    type Error = DeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, DeError> {
+        v.visit_seq(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
     }
 }

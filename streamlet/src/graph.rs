@@ -20,6 +20,7 @@ use crate::ops::{
     FnSink, KeyGrouping, KeyHash, LogSink, Outlet, PartitionGrouping, Sink, SinkBolt, Step, StepFn,
     SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
 };
+use crate::tumbling::TumblingReduceBolt;
 use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
 
 /// An element type: serializable (see [`element`](crate::element)) and sendable.
@@ -38,6 +39,8 @@ enum Make {
     Spout(MakeWith<dyn Spout>),
     Bolt(MakeWith<dyn Bolt>),
     Windowed(MakeWith<dyn WindowedBolt>, WindowConfig),
+    /// A bolt that windows by itself, as these windows say (checked like a windowed bolt's).
+    Checked(MakeWith<dyn Bolt>, WindowConfig),
 }
 
 /// How a stage reads one of its inputs.
@@ -112,13 +115,20 @@ impl<T> Clone for Streamlet<T> {
 /// A fixed, fast hash of a key: the same in every process of one build (a key's tuples must
 /// reach the same task from every producer), no random seed.
 fn hash_key<K: Hash>(k: &K) -> i64 {
-    let mut h = KeyHasher(0xcbf2_9ce4_8422_2325);
+    let mut h = KeyHasher::default();
     k.hash(&mut h);
     h.finish() as i64
 }
 
-/// FNV-1a over the bytes a key hashes, finished with a multiply-xorshift.
-struct KeyHasher(u64);
+/// FNV-1a over the bytes a key hashes, finished with a multiply-xorshift (also the hasher of
+/// the stages' own key maps).
+pub(crate) struct KeyHasher(u64);
+
+impl Default for KeyHasher {
+    fn default() -> Self {
+        KeyHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -260,6 +270,16 @@ impl Builder {
                 Make::Windowed(make, windows) => {
                     let f = make(outs);
                     b.set_windowed_bolt(name, move || f(), windows.clone(), p)
+                }
+                Make::Checked(make, windows) => {
+                    windows
+                        .check(&config)
+                        .map_err(|reason| TopologyError::InvalidWindow {
+                            component: name.clone(),
+                            reason,
+                        })?;
+                    let f = make(outs);
+                    b.set_bolt(name, move || f(), p)
                 }
             };
             for (input, stream) in stage.inputs.iter().zip(&streams[i]) {
@@ -462,21 +482,44 @@ impl<T: Element> Streamlet<T> {
         let value: Arc<dyn Fn(&T) -> V + Send + Sync> = Arc::new(value);
         let reduce: Arc<dyn Fn(V, V) -> V + Send + Sync> = Arc::new(reduce);
         let input = self.keyed_input(key.clone());
-        let make = Make::Windowed(
-            Box::new(move |outlets| {
-                let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
-                Arc::new(move || {
-                    Box::new(ReduceBolt {
-                        key: key.clone(),
-                        value: value.clone(),
-                        reduce: reduce.clone(),
-                        outlets: outlets.clone(),
-                        out: None,
-                    }) as Box<dyn WindowedBolt>
-                })
-            }),
-            windows,
-        );
+        let make = match windows.tumbling_length() {
+            // tumbling in processing time: reduced as tuples arrive
+            Some(length) => {
+                let checked = windows.clone();
+                Make::Checked(
+                    Box::new(move |outlets| {
+                        let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
+                        Arc::new(move || {
+                            Box::new(TumblingReduceBolt {
+                                key: key.clone(),
+                                value: value.clone(),
+                                reduce: reduce.clone(),
+                                length,
+                                outlets: outlets.clone(),
+                                out: None,
+                                state: None,
+                            }) as Box<dyn Bolt>
+                        })
+                    }),
+                    checked,
+                )
+            }
+            None => Make::Windowed(
+                Box::new(move |outlets| {
+                    let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
+                    Arc::new(move || {
+                        Box::new(ReduceBolt {
+                            key: key.clone(),
+                            value: value.clone(),
+                            reduce: reduce.clone(),
+                            outlets: outlets.clone(),
+                            out: None,
+                        }) as Box<dyn WindowedBolt>
+                    })
+                }),
+                windows,
+            ),
+        };
         self.builder().add("reduce", make, vec![input])
     }
 

@@ -42,6 +42,7 @@
 pub mod element;
 mod graph;
 mod ops;
+mod tumbling;
 mod window_ops;
 
 pub use graph::{Builder, Element, Key, Streamlet};

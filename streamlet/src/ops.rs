@@ -12,7 +12,7 @@ use heron_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::element::{from_value, from_value_ref, from_values, to_value};
+use crate::element::{from_value, from_value_ref, from_values_ref, to_value};
 
 /// The field that carries the element.
 pub const ELEMENT_FIELD: &str = "element";
@@ -141,7 +141,7 @@ pub(crate) fn element<T: DeserializeOwned>(t: &Tuple) -> Result<T, String> {
             .ok_or_else(|| format!("a tuple from {} has no element", t.source_component()))?;
         from_value_ref(v)
     } else {
-        from_values(t.values().to_vec())
+        from_values_ref(t.values())
     };
     decoded.map_err(|e| format!("a tuple from {}: {e}", t.source_component()))
 }
@@ -358,7 +358,7 @@ impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for KeyGroup
     }
 
     fn choose_tasks(&mut self, values: &[Value]) -> Vec<i32> {
-        let Ok(element) = from_values::<T>(values.to_vec()) else {
+        let Ok(element) = from_values_ref::<T>(values) else {
             return Vec::new();
         };
         let n = self.tasks.len().max(1) as u64;

@@ -180,6 +180,24 @@ impl WindowConfig {
         !matches!(self.time, TimeSource::Processing)
     }
 
+    /// The length of back-to-back windows in processing time (tumbling, no event time), for
+    /// runtimes that aggregate such windows incrementally; `None` for any other windows.
+    ///
+    /// ```
+    /// use heron_api::window::{Length, WindowConfig};
+    ///
+    /// assert_eq!(WindowConfig::tumbling(Length::count(5)).tumbling_length(), Some(Length::count(5)));
+    /// assert_eq!(WindowConfig::sliding(Length::count(5), Length::count(1)).tumbling_length(), None);
+    /// ```
+    pub fn tumbling_length(&self) -> Option<Length> {
+        match &self.shape {
+            Shape::Sliding { length, slide } if length == slide && !self.is_event_time() => {
+                Some(*length)
+            }
+            _ => None,
+        }
+    }
+
     /// The lag in milliseconds.
     pub fn lag_ms(&self) -> i64 {
         ms(self.lag)

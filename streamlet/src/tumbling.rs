@@ -1,0 +1,273 @@
+//! `reduce_by_key_and_window` over tumbling windows in processing time, aggregated as tuples
+//! arrive (Heron's reduce is incremental too): one running value per key, no window of held
+//! tuples to decode again when it closes. Under acking the tuples are held only to anchor the
+//! window's results and to be acked when it closes.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use heron_api::window::Length;
+use heron_api::{AsyncWaker, Bolt, OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::graph::KeyHasher;
+use crate::ops::{element, Out, Outlet};
+use crate::window_ops::{KeyValue, KeyedWindow, WindowInfo};
+
+/// A key's running value and, under acking, its tuples.
+struct Acc<V> {
+    value: Option<V>,
+    tuples: Vec<Tuple>,
+}
+
+/// Tumbling windows of `length`, reduced per key as tuples arrive.
+pub(crate) struct TumblingReduceBolt<T, K, V> {
+    pub key: Arc<dyn Fn(&T) -> K + Send + Sync>,
+    pub value: Arc<dyn Fn(&T) -> V + Send + Sync>,
+    pub reduce: Arc<dyn Fn(V, V) -> V + Send + Sync>,
+    pub length: Length,
+    pub outlets: Vec<Outlet>,
+    pub out: Option<Out<KeyValue<KeyedWindow<K>, V>>>,
+    pub state: Option<State<K, V>>,
+}
+
+pub(crate) struct State<K, V> {
+    accs: HashMap<K, Acc<V>, BuildHasherDefault<KeyHasher>>,
+    count: usize,
+    acking: bool,
+    /// Time windows: the current window's start (epoch ms) and the clock.
+    start_ms: Option<i64>,
+    clock: (Instant, i64),
+    waker: Option<AsyncWaker>,
+    timer_set: bool,
+}
+
+impl<T, K, V> TumblingReduceBolt<T, K, V>
+where
+    T: DeserializeOwned + 'static,
+    K: std::hash::Hash + Eq + Clone + Serialize + Send + 'static,
+    V: Serialize + Send + 'static,
+{
+    fn size_ms(&self) -> Option<i64> {
+        match self.length {
+            Length::Duration(d) => Some(i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1)),
+            Length::Count(_) => None,
+        }
+    }
+
+    fn now_ms(state: &State<K, V>, now: Instant) -> i64 {
+        let (at, ms) = state.clock;
+        ms.saturating_add(i64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0))
+    }
+
+    /// Emits every key's value for the window that just closed, anchored to its tuples,
+    /// then acks them.
+    fn close(&mut self, c: &mut OutputCollector, end_ms: Option<i64>) {
+        let size = self.size_ms();
+        let Some(state) = self.state.as_mut() else {
+            return;
+        };
+        let window = WindowInfo {
+            start_ms: end_ms.zip(size).map(|(e, s)| e - s),
+            end_ms,
+            count: state.count,
+        };
+        let out = self.out.as_ref().expect("prepared");
+        for (key, acc) in state.accs.drain() {
+            let anchors: Vec<&Tuple> = acc.tuples.iter().collect();
+            let kv = KeyValue {
+                key: KeyedWindow {
+                    key,
+                    window: window.clone(),
+                },
+                value: match acc.value {
+                    Some(v) => v,
+                    None => continue,
+                },
+            };
+            out.emit(c, &anchors, &kv);
+            for t in &acc.tuples {
+                c.ack(t);
+            }
+        }
+        state.count = 0;
+    }
+}
+
+impl<T, K, V> Bolt for TumblingReduceBolt<T, K, V>
+where
+    T: DeserializeOwned + 'static,
+    K: std::hash::Hash + Eq + Clone + Serialize + Send + 'static,
+    V: Serialize + Send + 'static,
+{
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        Out::<KeyValue<KeyedWindow<K>, V>>::declare(&self.outlets, d);
+    }
+
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.out = Some(Out::new(&self.outlets));
+        let epoch_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.state = Some(State {
+            accs: HashMap::default(),
+            count: 0,
+            acking: ctx.config().reliability_mode().is_acking(),
+            start_ms: None,
+            clock: (Instant::now(), epoch_ms),
+            waker: ctx.async_waker().cloned(),
+            timer_set: false,
+        });
+    }
+
+    fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
+        let e: T = match element(input) {
+            Ok(e) => e,
+            Err(err) => {
+                c.report_error(&err);
+                return c.fail(input);
+            }
+        };
+        // a time window that ended before this tuple closes first
+        if let Some(size) = self.size_ms() {
+            let state = self.state.as_mut().expect("prepared");
+            let now = Self::now_ms(state, Instant::now());
+            let start = now.div_euclid(size) * size;
+            match state.start_ms {
+                Some(s) if s != start => {
+                    self.close(c, Some(s + size));
+                    self.state.as_mut().expect("prepared").start_ms = Some(start);
+                }
+                Some(_) => {}
+                None => state.start_ms = Some(start),
+            }
+        }
+        let (k, v) = ((self.key)(&e), (self.value)(&e));
+        let state = self.state.as_mut().expect("prepared");
+        let reduce = &self.reduce;
+        match state.accs.get_mut(&k) {
+            Some(acc) => {
+                acc.value = Some(match acc.value.take() {
+                    Some(old) => reduce(old, v),
+                    None => v,
+                });
+                if state.acking {
+                    acc.tuples.push(input.clone());
+                }
+            }
+            None => {
+                let tuples = if state.acking {
+                    vec![input.clone()]
+                } else {
+                    Vec::new()
+                };
+                state.accs.insert(
+                    k,
+                    Acc {
+                        value: Some(v),
+                        tuples,
+                    },
+                );
+            }
+        }
+        state.count += 1;
+        if !state.acking {
+            c.ack(input);
+        }
+        match self.length {
+            Length::Count(n) if state.count as u64 >= n.max(1) => self.close(c, None),
+            Length::Duration(_) if !state.timer_set => {
+                if let Some(w) = &state.waker {
+                    w.wake();
+                    state.timer_set = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn has_async_output(&self) -> bool {
+        matches!(self.length, Length::Duration(_))
+    }
+
+    fn poll_async(&mut self, c: &mut OutputCollector, now: Instant) -> Option<Instant> {
+        let size = self.size_ms()?;
+        let state = self.state.as_mut()?;
+        let now_ms = Self::now_ms(state, now);
+        let start = state.start_ms?;
+        if now_ms >= start + size {
+            self.close(c, Some(start + size));
+            let state = self.state.as_mut()?;
+            state.start_ms = None;
+            state.timer_set = false;
+            return None;
+        }
+        let wait = u64::try_from(start + size - now_ms).unwrap_or(0);
+        Some(now + Duration::from_millis(wait))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heron_api::{Emitter, Fields, ReliabilityMode, StreamDecl, TupleSource, Value};
+
+    fn bolt(length: Length) -> TumblingReduceBolt<String, String, i64> {
+        TumblingReduceBolt {
+            key: Arc::new(|w: &String| w.clone()),
+            value: Arc::new(|_: &String| 1),
+            reduce: Arc::new(|a, b| a + b),
+            length,
+            outlets: vec![Outlet {
+                stream: "default".into(),
+                key: None,
+            }],
+            out: None,
+            state: None,
+        }
+    }
+
+    #[test]
+    fn count_windows_close_every_n_tuples_with_one_result_per_key_then_ack() {
+        let mut b = bolt(Length::count(5));
+        let streams = [StreamDecl {
+            id: "default".into(),
+            fields: Fields::new(["element"]),
+            direct: false,
+        }];
+        let mut em = Emitter::new("count", 1, ReliabilityMode::AtLeastOnce, &streams);
+        let mut conf = heron_api::Config::new();
+        conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);
+        let ctx = TopologyContext::builder("t", "count", 1)
+            .config(conf)
+            .build();
+        b.prepare(&ctx);
+        let src = Arc::new(TupleSource::new(
+            "split",
+            "to-count-0",
+            Fields::new(["element", "key"]),
+        ));
+        for (i, w) in ["a", "b", "a", "a", "c", "b"].iter().enumerate() {
+            let key = i as i64 + 10;
+            let t = Tuple::from_runtime(
+                src.clone(),
+                2,
+                vec![Value::from(*w), Value::Int(0)],
+                key,
+                &[(3, key)],
+            );
+            b.execute(&t, &mut OutputCollector::new(&mut em));
+        }
+        let c = em.counters();
+        assert_eq!(c.emitted, 3, "a, b and c of the first five");
+        assert_eq!(c.acked, 5, "the first window's tuples");
+        assert_eq!(
+            b.state.as_ref().unwrap().count,
+            1,
+            "the sixth waits in the next window"
+        );
+    }
+}
