@@ -7,32 +7,15 @@ mod support;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use support::{fresh_example, TestEnv};
 
-/// Runs an example with `args` in `env`'s HOME; panics with its output when it fails.
+/// Runs an example with `args` (flag, value pairs) in `env`'s HOME.
 fn run(env: &TestEnv, example: &str, args: &[&Path]) {
     let mut cmd = Command::new(fresh_example(example));
-    for pair in args.chunks(2) {
-        cmd.arg(pair[0]).arg(pair[1]);
-    }
-    let mut child = cmd
-        .env("HOME", env.home())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {example}: {e}"));
-    let status = support::wait_for(Duration::from_secs(300), example, || {
-        child.try_wait().expect("wait")
-    });
-    let out = child.wait_with_output().expect("output");
-    assert!(
-        status.success(),
-        "{example} failed: {status}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cmd.args(args);
+    support::run_to_success(env, &mut cmd, example, Duration::from_secs(300));
 }
 
 #[test]

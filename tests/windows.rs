@@ -8,7 +8,7 @@ mod support;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{fresh_example, TestEnv};
 
@@ -154,32 +154,20 @@ fn run(name: &str, records: &[(i64, i64, i64)], args: &[&str]) -> (Lines, Late) 
         .collect();
     std::fs::write(&input, text).unwrap();
     let start = Instant::now();
-    let mut child = Command::new(fresh_example("event_time_windows"))
-        .args(["--input".as_ref(), input.as_os_str()])
-        .args(["--output".as_ref(), output.as_os_str()])
-        .args(args)
-        .args(["--lag", "2s"])
-        .env("HOME", env.home())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start event_time_windows");
-    let status = support::wait_for(
+    let stdout = support::run_to_success(
+        &env,
+        Command::new(fresh_example("event_time_windows"))
+            .args(["--input".as_ref(), input.as_os_str()])
+            .args(["--output".as_ref(), output.as_os_str()])
+            .args(args)
+            .args(["--lag", "2s"]),
+        &format!("event_time_windows {args:?}"),
         Duration::from_secs(300),
-        "event_time_windows to finish",
-        || child.try_wait().expect("wait"),
-    );
-    let out = child.wait_with_output().expect("output");
-    assert!(
-        status.success(),
-        "event_time_windows {args:?} failed: {status}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
     );
     eprintln!(
         "{name}: {:.1}s; {}",
         start.elapsed().as_secs_f64(),
-        String::from_utf8_lossy(&out.stdout).trim()
+        stdout.trim()
     );
     let lines = read_lines::<5>(&output)
         .into_iter()

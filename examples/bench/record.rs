@@ -136,6 +136,15 @@ impl BenchFile {
 }
 
 impl Recorder {
+    /// The recorder of the task `ctx` describes, in its topology's bench directory, with a
+    /// first (empty) file written at `now_ns`.
+    pub fn for_task(ctx: &heron::TopologyContext, kind: LatencyKind, now_ns: u64) -> Recorder {
+        let dir = dir_for(ctx.topology_id());
+        let mut rec = Recorder::new(&dir, ctx.component_id(), ctx.task_id(), kind);
+        rec.write(now_ns);
+        rec
+    }
+
     /// A recorder writing `<dir>/<task>`; `dir` is [`dir_for`] the topology id in the
     /// working directory.
     pub fn new(dir: &Path, component: &str, task: i32, kind: LatencyKind) -> Recorder {

@@ -5,7 +5,7 @@
 
 use crate::args::{Options, Reliability};
 use crate::common::sentences::Sentences;
-use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
+use crate::record::{now_ns, LatencyKind, Recorder};
 use crate::topology::{BenchSpout, Payload, SPOUT};
 use heron::streamlet::{Builder, KeyValue, KeyedWindow, Sink};
 use heron::window::{Length, WindowConfig};
@@ -24,15 +24,7 @@ struct WindowSink {
 
 impl Sink<KeyValue<KeyedWindow<String>, (i64, i64)>> for WindowSink {
     fn setup(&mut self, ctx: &TopologyContext) {
-        let dir = dir_for(ctx.topology_id());
-        let mut rec = Recorder::new(
-            &dir,
-            ctx.component_id(),
-            ctx.task_id(),
-            LatencyKind::EndToEnd,
-        );
-        rec.write(now_ns());
-        self.rec = Some(rec);
+        self.rec = Some(Recorder::for_task(ctx, LatencyKind::EndToEnd, now_ns()));
     }
 
     fn put(&mut self, kv: KeyValue<KeyedWindow<String>, (i64, i64)>) {

@@ -9,7 +9,7 @@
 use crate::args::{Options, Reliability, Topology};
 use crate::common::sentences::Sentences;
 use crate::rate::TokenBucket;
-use crate::record::{dir_for, now_ns, LatencyKind, Recorder};
+use crate::record::{now_ns, LatencyKind, Recorder};
 use heron::{
     BasicBolt, BasicOutputCollector, Bolt, FailedException, Fields, HeronTopology, MessageId,
     OutputCollector, OutputFieldsDeclarer, ShellBolt, Spout, SpoutOutputCollector, State, Stateful,
@@ -177,15 +177,7 @@ impl Spout for BenchSpout {
     fn open(&mut self, ctx: &TopologyContext) {
         let now = now_ns();
         self.bucket = self.rate.map(|r| TokenBucket::new(r, now));
-        let dir = dir_for(ctx.topology_id());
-        let mut rec = Recorder::new(
-            &dir,
-            ctx.component_id(),
-            ctx.task_id(),
-            LatencyKind::Complete,
-        );
-        rec.write(now);
-        self.rec = Some(rec);
+        self.rec = Some(Recorder::for_task(ctx, LatencyKind::Complete, now));
     }
 
     fn next_tuple(&mut self, collector: &mut SpoutOutputCollector) {
@@ -338,15 +330,7 @@ impl FinalBolt {
 
 impl Bolt for FinalBolt {
     fn prepare(&mut self, ctx: &TopologyContext) {
-        let dir = dir_for(ctx.topology_id());
-        let mut rec = Recorder::new(
-            &dir,
-            ctx.component_id(),
-            ctx.task_id(),
-            LatencyKind::EndToEnd,
-        );
-        rec.write(now_ns());
-        self.rec = Some(rec);
+        self.rec = Some(Recorder::for_task(ctx, LatencyKind::EndToEnd, now_ns()));
     }
 
     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {

@@ -1,5 +1,6 @@
-//! `serde` for [`Node`], so the JSON codec reads and writes messages without building a
-//! `serde_json::Value` in between (one tree per message, not two). Bytes serialize as a list
+//! `serde` for [`Node`], so the JSON codec writes the host's messages, and reads the values
+//! inside the subprocess's (tuple values, metric params), without building a
+//! `serde_json::Value` in between. Bytes serialize as a list
 //! of byte values, a non-finite float as `null` (as [`Node::to_json`] does); maps keep their
 //! order both ways.
 
@@ -98,52 +99,12 @@ impl<'de> Visitor<'de> for NodeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-        while let Some((KeyIn(k), v)) = map.next_entry::<KeyIn, Node>()? {
-            out.push((k, v));
+        // messages decode into their known keys (`Incoming`); a tree's map is a nested
+        // value, so its keys are simply owned
+        while let Some((k, v)) = map.next_entry::<String, Node>()? {
+            out.push((Key::Owned(k), v));
         }
         Ok(Node::Map(out))
-    }
-}
-
-/// The protocol's keys, so decoding a message allocates none for them.
-const KNOWN_KEYS: [&str; 16] = [
-    "command",
-    "id",
-    "anchors",
-    "tuple",
-    "stream",
-    "task",
-    "need_task_ids",
-    "msg",
-    "level",
-    "name",
-    "params",
-    "pid",
-    "comp",
-    "conf",
-    "context",
-    "pidDir",
-];
-
-/// A map key: one of [`KNOWN_KEYS`] without allocating, else an owned string.
-struct KeyIn(Key);
-
-impl<'de> Deserialize<'de> for KeyIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeyIn, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = KeyIn;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<KeyIn, E> {
-                Ok(KeyIn(match KNOWN_KEYS.iter().find(|k| **k == s) {
-                    Some(k) => Key::Borrowed(k),
-                    None => Key::Owned(s.to_owned()),
-                }))
-            }
-        }
-        d.deserialize_str(V)
     }
 }
 

@@ -17,8 +17,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::ops::{
-    FnSink, KeyGrouping, KeyHash, LogSink, Outlet, PartitionGrouping, Sink, SinkBolt, Step, StepFn,
-    SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
+    ElementGrouping, FnSink, KeyHash, LogSink, Outlet, Sink, SinkBolt, Step, StepFn, SupplierSpout,
+    TransformBolt, Transformer, KEY_FIELD,
 };
 use crate::tumbling::TumblingReduceBolt;
 use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
@@ -33,6 +33,17 @@ impl<T: Element + Hash + Eq + Clone> Key for T {}
 
 /// A component factory, once the stage's outlets are known.
 type MakeWith<C> = Box<dyn Fn(Vec<Outlet>) -> Arc<dyn Fn() -> Box<C> + Send + Sync>>;
+
+/// A factory of components for the outlets the stage gets at build.
+fn with_outlets<C: ?Sized + 'static>(
+    make: impl Fn(&[Outlet]) -> Box<C> + Send + Sync + 'static,
+) -> MakeWith<C> {
+    let make = Arc::new(make);
+    Box::new(move |outlets| {
+        let make = make.clone();
+        Arc::new(move || make(&outlets))
+    })
+}
 
 /// Makes a stage's component.
 enum Make {
@@ -172,17 +183,14 @@ impl Builder {
         supplier: impl Fn() -> T + Send + Sync + 'static,
     ) -> Streamlet<T> {
         let supplier: Arc<dyn Fn() -> T + Send + Sync> = Arc::new(supplier);
-        let make = Make::Spout(Box::new(move |outlets| {
-            let supplier = supplier.clone();
-            Arc::new(move || {
-                Box::new(SupplierSpout {
-                    supplier: supplier.clone(),
-                    outlets: outlets.clone(),
-                    out: None,
-                    tracked: false,
-                    next_id: 0,
-                }) as Box<dyn Spout>
-            })
+        let make = Make::Spout(with_outlets(move |outlets| {
+            Box::new(SupplierSpout {
+                supplier: supplier.clone(),
+                outlets: outlets.to_vec(),
+                out: None,
+                tracked: false,
+                next_id: 0,
+            }) as Box<dyn Spout>
         }));
         self.add("source", make, Vec::new())
     }
@@ -194,11 +202,7 @@ impl Builder {
         &self,
         spout: impl Fn() -> S + Send + Sync + 'static,
     ) -> Streamlet<T> {
-        let spout = Arc::new(spout);
-        let make = Make::Spout(Box::new(move |_outlets| {
-            let spout = spout.clone();
-            Arc::new(move || Box::new(spout()) as Box<dyn Spout>)
-        }));
+        let make = Make::Spout(with_outlets(move |_| Box::new(spout()) as Box<dyn Spout>));
         let src: Streamlet<T> = self.add("spout", make, Vec::new());
         src.stage_mut(|s| s.user_spout = true);
         src
@@ -330,15 +334,12 @@ impl<T: Element> Streamlet<T> {
         step: impl Fn(T, &mut dyn FnMut(B)) + Send + Sync + 'static,
     ) -> Streamlet<B> {
         let step: Step<T, B> = Arc::new(step);
-        let make = Make::Bolt(Box::new(move |outlets| {
-            let step = step.clone();
-            Arc::new(move || {
-                Box::new(TransformBolt {
-                    transformer: Box::new(StepFn(step.clone())),
-                    outlets: outlets.clone(),
-                    out: None,
-                }) as Box<dyn Bolt>
-            })
+        let make = Make::Bolt(with_outlets(move |outlets| {
+            Box::new(TransformBolt {
+                transformer: Box::new(StepFn(step.clone())),
+                outlets: outlets.to_vec(),
+                out: None,
+            }) as Box<dyn Bolt>
         }));
         self.builder().add(op, make, inputs)
     }
@@ -422,10 +423,7 @@ impl<T: Element> Streamlet<T> {
         partitions: u32,
         partitioner: impl Fn(&T, usize) -> Vec<usize> + Send + Sync + 'static,
     ) -> Streamlet<T> {
-        let grouping = Grouping::custom(PartitionGrouping::<T> {
-            partitioner: Arc::new(partitioner),
-            tasks: Vec::new(),
-        });
+        let grouping = Grouping::custom(ElementGrouping::<T>::new(Arc::new(partitioner)));
         let inputs = vec![Input {
             from: self.id,
             read: Read::Partitioned(grouping),
@@ -439,16 +437,12 @@ impl<T: Element> Streamlet<T> {
         &self,
         factory: impl Fn() -> X + Send + Sync + 'static,
     ) -> Streamlet<B> {
-        let factory = Arc::new(factory);
-        let make = Make::Bolt(Box::new(move |outlets| {
-            let factory = factory.clone();
-            Arc::new(move || {
-                Box::new(TransformBolt {
-                    transformer: Box::new(factory()),
-                    outlets: outlets.clone(),
-                    out: None,
-                }) as Box<dyn Bolt>
-            })
+        let make = Make::Bolt(with_outlets(move |outlets| {
+            Box::new(TransformBolt {
+                transformer: Box::new(factory()),
+                outlets: outlets.to_vec(),
+                out: None,
+            }) as Box<dyn Bolt>
         }));
         let inputs = vec![Input {
             from: self.id,
@@ -459,10 +453,7 @@ impl<T: Element> Streamlet<T> {
 
     fn keyed_input<K: Hash + 'static>(&self, key: Arc<dyn Fn(&T) -> K + Send + Sync>) -> Input {
         let hash: KeyHash<T> = Arc::new(move |t| hash_key(&key(t)));
-        let by_element = Grouping::custom(KeyGrouping {
-            hash: hash.clone(),
-            tasks: Vec::new(),
-        });
+        let by_element = Grouping::custom(ElementGrouping::by_key(hash.clone()));
         Input {
             from: self.id,
             read: Read::Keyed(Arc::new(hash), by_element),
@@ -484,38 +475,29 @@ impl<T: Element> Streamlet<T> {
         let input = self.keyed_input(key.clone());
         let make = match windows.tumbling_length() {
             // tumbling in processing time: reduced as tuples arrive
-            Some(length) => {
-                let checked = windows.clone();
-                Make::Checked(
-                    Box::new(move |outlets| {
-                        let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
-                        Arc::new(move || {
-                            Box::new(TumblingReduceBolt {
-                                key: key.clone(),
-                                value: value.clone(),
-                                reduce: reduce.clone(),
-                                length,
-                                outlets: outlets.clone(),
-                                out: None,
-                                state: None,
-                            }) as Box<dyn Bolt>
-                        })
-                    }),
-                    checked,
-                )
-            }
+            Some(length) => Make::Checked(
+                with_outlets(move |outlets| {
+                    Box::new(TumblingReduceBolt {
+                        key: key.clone(),
+                        value: value.clone(),
+                        reduce: reduce.clone(),
+                        length,
+                        outlets: outlets.to_vec(),
+                        out: None,
+                        state: None,
+                    }) as Box<dyn Bolt>
+                }),
+                windows,
+            ),
             None => Make::Windowed(
-                Box::new(move |outlets| {
-                    let (key, value, reduce) = (key.clone(), value.clone(), reduce.clone());
-                    Arc::new(move || {
-                        Box::new(ReduceBolt {
-                            key: key.clone(),
-                            value: value.clone(),
-                            reduce: reduce.clone(),
-                            outlets: outlets.clone(),
-                            out: None,
-                        }) as Box<dyn WindowedBolt>
-                    })
+                with_outlets(move |outlets| {
+                    Box::new(ReduceBolt {
+                        key: key.clone(),
+                        value: value.clone(),
+                        reduce: reduce.clone(),
+                        outlets: outlets.to_vec(),
+                        out: None,
+                    }) as Box<dyn WindowedBolt>
                 }),
                 windows,
             ),
@@ -551,18 +533,15 @@ impl<T: Element> Streamlet<T> {
             other.keyed_input(right_key.clone()),
         ];
         let make = Make::Windowed(
-            Box::new(move |outlets| {
-                let (l, r, j) = (left_key.clone(), right_key.clone(), join.clone());
-                Arc::new(move || {
-                    Box::new(JoinBolt {
-                        left_key: l.clone(),
-                        right_key: r.clone(),
-                        join: j.clone(),
-                        kind,
-                        outlets: outlets.clone(),
-                        out: None,
-                    }) as Box<dyn WindowedBolt>
-                })
+            with_outlets(move |outlets| {
+                Box::new(JoinBolt {
+                    left_key: left_key.clone(),
+                    right_key: right_key.clone(),
+                    join: join.clone(),
+                    kind,
+                    outlets: outlets.to_vec(),
+                    out: None,
+                }) as Box<dyn WindowedBolt>
             }),
             windows,
         );
@@ -609,9 +588,8 @@ impl<T: Element> Streamlet<T> {
         op: &'static str,
         sink: Arc<dyn Fn() -> Box<dyn Sink<T>> + Send + Sync>,
     ) -> Streamlet<()> {
-        let make = Make::Bolt(Box::new(move |_outlets| {
-            let sink = sink.clone();
-            Arc::new(move || Box::new(SinkBolt { sink: sink() }) as Box<dyn Bolt>)
+        let make = Make::Bolt(with_outlets(move |_| {
+            Box::new(SinkBolt { sink: sink() }) as Box<dyn Bolt>
         }));
         let inputs = vec![Input {
             from: self.id,

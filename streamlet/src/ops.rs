@@ -12,7 +12,7 @@ use heron_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::element::{from_value, from_value_ref, from_values_ref, to_value};
+use crate::element::{from_value_ref, from_values_ref, to_value};
 
 /// The field that carries the element.
 pub const ELEMENT_FIELD: &str = "element";
@@ -146,6 +146,22 @@ pub(crate) fn element<T: DeserializeOwned>(t: &Tuple) -> Result<T, String> {
     decoded.map_err(|e| format!("a tuple from {}: {e}", t.source_component()))
 }
 
+/// The element of a bolt's input; when it has none, the error is reported and the tuple
+/// failed.
+pub(crate) fn element_or_fail<T: DeserializeOwned>(
+    input: &Tuple,
+    c: &mut OutputCollector,
+) -> Option<T> {
+    match element(input) {
+        Ok(e) => Some(e),
+        Err(err) => {
+            c.report_error(&err);
+            c.fail(input);
+            None
+        }
+    }
+}
+
 /// A source: calls the supplier for each element. In ATLEAST_ONCE its elements carry message
 /// ids, so their trees are tracked (acked, failed, timed out), though a failed one is not
 /// replayed: a supplier has no position to go back to (a spout source with its own replay is
@@ -227,12 +243,8 @@ impl<A: DeserializeOwned + 'static, B: Serialize + 'static> Bolt for TransformBo
     }
 
     fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
-        let a: A = match element(input) {
-            Ok(a) => a,
-            Err(e) => {
-                c.report_error(&e);
-                return c.fail(input);
-            }
+        let Some(a) = element_or_fail::<A>(input, c) else {
+            return;
         };
         let out = self.out.as_ref().expect("prepared");
         self.transformer
@@ -266,15 +278,9 @@ impl<T: DeserializeOwned + 'static> Bolt for SinkBolt<T> {
     }
 
     fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
-        match element(input) {
-            Ok(t) => {
-                self.sink.put(t);
-                c.ack(input);
-            }
-            Err(e) => {
-                c.report_error(&e);
-                c.fail(input);
-            }
+        if let Some(t) = element_or_fail(input, c) {
+            self.sink.put(t);
+            c.ack(input);
         }
     }
 
@@ -304,55 +310,44 @@ impl<T: std::fmt::Debug> Sink<T> for LogSink {
 /// The partitions (indices) that get an element, of so many.
 pub(crate) type Partitioner<T> = Arc<dyn Fn(&T, usize) -> Vec<usize> + Send + Sync>;
 
-/// Routes each element of a repartitioned stream to the partitions its partitioner names.
-pub(crate) struct PartitionGrouping<T> {
+/// Routes each tuple to the consumer tasks a partitioner picks from its element: a
+/// repartitioned stream, or a keyed consumer of a user's spout (which cannot add the key
+/// field itself). The tuple is a stage's `[element]` or a spout's values
+/// ([`from_values_ref`] reads both).
+pub(crate) struct ElementGrouping<T> {
     pub partitioner: Partitioner<T>,
     pub tasks: Vec<i32>,
 }
 
-impl<T> Clone for PartitionGrouping<T> {
+impl<T> ElementGrouping<T> {
+    pub fn new(partitioner: Partitioner<T>) -> ElementGrouping<T> {
+        ElementGrouping {
+            partitioner,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// By the key hash: one task per element, as a fields grouping on the hash would pick.
+    pub fn by_key(hash: KeyHash<T>) -> ElementGrouping<T>
+    where
+        T: 'static,
+    {
+        ElementGrouping::new(Arc::new(move |e: &T, n: usize| {
+            vec![(hash(e) as u64 % n.max(1) as u64) as usize]
+        }))
+    }
+}
+
+impl<T> Clone for ElementGrouping<T> {
     fn clone(&self) -> Self {
-        PartitionGrouping {
+        ElementGrouping {
             partitioner: self.partitioner.clone(),
             tasks: self.tasks.clone(),
         }
     }
 }
 
-impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for PartitionGrouping<T> {
-    fn prepare(&mut self, _ctx: &TopologyContext, _stream: &str, target_tasks: &[i32]) {
-        self.tasks = target_tasks.to_vec();
-    }
-
-    fn choose_tasks(&mut self, values: &[Value]) -> Vec<i32> {
-        let n = self.tasks.len();
-        let Some(Ok(element)) = values.first().cloned().map(from_value::<T>) else {
-            return Vec::new();
-        };
-        (self.partitioner)(&element, n)
-            .into_iter()
-            .filter_map(|i| self.tasks.get(i).copied())
-            .collect()
-    }
-}
-
-/// Routes a user spout's tuples by the hash of their element's key (a keyed consumer of a
-/// spout source: the spout cannot add the key field itself).
-pub(crate) struct KeyGrouping<T> {
-    pub hash: KeyHash<T>,
-    pub tasks: Vec<i32>,
-}
-
-impl<T> Clone for KeyGrouping<T> {
-    fn clone(&self) -> Self {
-        KeyGrouping {
-            hash: self.hash.clone(),
-            tasks: self.tasks.clone(),
-        }
-    }
-}
-
-impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for KeyGrouping<T> {
+impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for ElementGrouping<T> {
     fn prepare(&mut self, _ctx: &TopologyContext, _stream: &str, target_tasks: &[i32]) {
         self.tasks = target_tasks.to_vec();
     }
@@ -361,8 +356,9 @@ impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for KeyGroup
         let Ok(element) = from_values_ref::<T>(values) else {
             return Vec::new();
         };
-        let n = self.tasks.len().max(1) as u64;
-        let i = ((self.hash)(&element) as u64 % n) as usize;
-        self.tasks.get(i).copied().into_iter().collect()
+        (self.partitioner)(&element, self.tasks.len())
+            .into_iter()
+            .filter_map(|i| self.tasks.get(i).copied())
+            .collect()
     }
 }

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::graph::KeyHasher;
-use crate::ops::{element, Out, Outlet};
+use crate::ops::{element_or_fail, Out, Outlet};
 use crate::window_ops::{KeyValue, KeyedWindow, WindowInfo};
 
 /// A key's running value and, under acking, its tuples.
@@ -124,12 +124,8 @@ where
     }
 
     fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
-        let e: T = match element(input) {
-            Ok(e) => e,
-            Err(err) => {
-                c.report_error(&err);
-                return c.fail(input);
-            }
+        let Some(e) = element_or_fail::<T>(input, c) else {
+            return;
         };
         // a time window that ended before this tuple closes first
         if let Some(size) = self.size_ms() {

@@ -62,6 +62,28 @@ pub fn example(name: &str) -> PathBuf {
     p
 }
 
+/// Runs `cmd` (an example binary, say) with `env`'s HOME until it exits, at most `timeout`;
+/// panics with its output unless it succeeded. Its stdout.
+pub fn run_to_success(env: &TestEnv, cmd: &mut Command, what: &str, timeout: Duration) -> String {
+    let mut child = cmd
+        .env("HOME", env.home())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {what}: {e}"));
+    let status = wait_for(timeout, &format!("{what} to finish"), || {
+        child.try_wait().expect("wait")
+    });
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        status.success(),
+        "{what} failed: {status}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Sums one counter over the topology's instance counter files.
 pub fn counter(env: &TestEnv, name: &str, key: &str) -> u64 {
     counter_in(env, "local", name, key)

@@ -349,7 +349,14 @@ impl<B: WindowedBolt> Bolt for WindowedBoltAdapter<B> {
         if input.source_stream() == WATERMARK_STREAM_ID {
             return; // the runtime turns these into on_watermark calls
         }
-        let now_ms = self.now_ms(Instant::now());
+        // the clock only where it decides: processing time, and count windows' arrival times
+        let clocked =
+            !self.config.is_event_time() || matches!(self.machine, Some(Machine::Count(_)));
+        let now_ms = if clocked {
+            self.now_ms(Instant::now())
+        } else {
+            0
+        };
         let ts = match &self.config.time {
             TimeSource::Processing => Some(now_ms),
             TimeSource::Field(f) => input.get_i64_by_field(f),
