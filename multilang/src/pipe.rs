@@ -359,16 +359,19 @@ mod tests {
         }
     }
 
+    /// An outbox over a [`Small`] pipe of `room` bytes, and what the pipe got.
+    fn small_outbox(room: usize) -> (Outbox, Arc<Mutex<Vec<u8>>>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let pipe = Small {
+            got: got.clone(),
+            room,
+        };
+        (Outbox::with_direct(64, Some(Box::new(pipe))), got)
+    }
+
     #[test]
     fn direct_writes_when_idle_and_queues_what_the_pipe_does_not_take() {
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let o = Outbox::with_direct(
-            64,
-            Some(Box::new(Small {
-                got: got.clone(),
-                room: 5,
-            })),
-        );
+        let (o, got) = small_outbox(5);
         o.send(Duration::ZERO, |b| b.extend_from_slice(b"abc"))
             .unwrap();
         assert_eq!(*lock(&got), b"abc", "written by the sender itself");
@@ -390,14 +393,7 @@ mod tests {
 
     #[test]
     fn lazy_sends_go_out_together_on_flush() {
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let o = Outbox::with_direct(
-            64,
-            Some(Box::new(Small {
-                got: got.clone(),
-                room: 6,
-            })),
-        );
+        let (o, got) = small_outbox(6);
         o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"ab"))
             .unwrap();
         o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"cd"))
@@ -422,14 +418,7 @@ mod tests {
         assert_eq!(batch, b"ij");
 
         // what the pipe does not take on a flush is left for the writer
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let o = Outbox::with_direct(
-            64,
-            Some(Box::new(Small {
-                got: got.clone(),
-                room: 6,
-            })),
-        );
+        let (o, got) = small_outbox(6);
         o.send_lazy(Duration::ZERO, |b| b.extend_from_slice(b"abcdefgh"))
             .unwrap();
         o.flush().unwrap();
