@@ -88,6 +88,39 @@ pub trait Stateful {
     /// checkpoint restored (empty on a clean start). Replace what you hold with it.
     fn init_state(&mut self, state: &State);
 
+    /// What the runtime calls to restore: like [`init_state`](Stateful::init_state), but
+    /// may refuse a state the component cannot take (one written by another version or
+    /// configuration of it), with the reason. The runtime then answers the restore NOTOK,
+    /// and the topology falls back to the checkpoint before (in the end, a clean start).
+    /// The default calls `init_state` and takes every state.
+    ///
+    /// ```
+    /// use heron_api::{State, Stateful};
+    /// struct Counter(i64);
+    /// impl Stateful for Counter {
+    ///     fn init_state(&mut self, s: &State) {
+    ///         self.0 = s.get_i64("n").unwrap_or(0);
+    ///     }
+    ///     fn try_init_state(&mut self, s: &State) -> Result<(), String> {
+    ///         match s.get("n") {
+    ///             Some(v) if v.as_i64().is_none() => Err(format!("n is a {}", v.type_name())),
+    ///             _ => Ok(self.init_state(s)),
+    ///         }
+    ///     }
+    ///     fn pre_save(&mut self, _id: &str, s: &mut State) {
+    ///         s.put("n", self.0);
+    ///     }
+    /// }
+    /// let mut c = Counter(0);
+    /// let mut bad = State::new();
+    /// bad.put("n", "three");
+    /// assert!(c.try_init_state(&bad).is_err());
+    /// ```
+    fn try_init_state(&mut self, state: &State) -> Result<(), String> {
+        self.init_state(state);
+        Ok(())
+    }
+
     /// Called when checkpoint `checkpoint_id` is taken: write your current state into
     /// `state`, which is empty when this is called.
     fn pre_save(&mut self, checkpoint_id: &str, state: &mut State);

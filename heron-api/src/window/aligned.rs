@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use super::snapshot::{expect_eq, Reader, SnapshotError, Writer};
+
 /// One window: `[start, end)` in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
@@ -209,6 +211,55 @@ impl<T> AlignedWindows<T> {
                 .into_values()
                 .map(|h| h.item),
         )
+    }
+
+    /// Writes the whole machine (parameters, watermark bookkeeping, held items with the
+    /// window each last fired in, evicted items) for a checkpoint.
+    pub(crate) fn save(&self, w: &mut Writer, mut item: impl FnMut(&mut Writer, &T)) {
+        w.i64(self.size);
+        w.i64(self.slide);
+        w.u64(self.seq);
+        w.i64(self.closed_until);
+        w.opt_i64(self.last_fired.map(|s| s.start));
+        w.opt_i64(self.last_fired.map(|s| s.end));
+        w.len(self.items.len());
+        for (&(ts, seq), h) in &self.items {
+            w.i64(ts);
+            w.u64(seq);
+            w.opt_i64(h.fired_in);
+            item(w, &h.item);
+        }
+        w.len(self.evicted.len());
+        for t in &self.evicted {
+            item(w, t);
+        }
+    }
+
+    /// Reads what [`save`](Self::save) wrote, for windows of `size` every `slide` ms
+    /// (refused when the checkpoint's differ).
+    pub(crate) fn load(
+        size: i64,
+        slide: i64,
+        r: &mut Reader<'_>,
+        mut item: impl FnMut(&mut Reader<'_>) -> Result<T, SnapshotError>,
+    ) -> Result<AlignedWindows<T>, SnapshotError> {
+        expect_eq("size (ms)", size, r.i64("size")?)?;
+        expect_eq("slide (ms)", slide, r.i64("slide")?)?;
+        let mut w = AlignedWindows::new(size, slide);
+        w.seq = r.u64("seq")?;
+        w.closed_until = r.i64("closed until")?;
+        let (start, end) = (r.opt_i64("last fired")?, r.opt_i64("last fired")?);
+        w.last_fired = start.zip(end).map(|(start, end)| Span { start, end });
+        for _ in 0..r.len("held items", 25)? {
+            let key = (r.i64("timestamp")?, r.u64("arrival")?);
+            let fired_in = r.opt_i64("fired in")?;
+            let item = item(r)?;
+            w.items.insert(key, Held { item, fired_in });
+        }
+        for _ in 0..r.len("evicted items", 1)? {
+            w.evicted.push(item(r)?);
+        }
+        Ok(w)
     }
 
     /// How many items are held (not yet evicted).

@@ -10,7 +10,11 @@ use super::config::{Shape, TimeSource, WindowConfig};
 use super::count::{CountWindows, Length};
 use super::session::SessionWindows;
 use super::watermark::WATERMARK_STREAM_ID;
-use crate::{Bolt, Fields, OutputCollector, OutputFieldsDeclarer, TopologyContext, Tuple, Values};
+use crate::{
+    Bolt, Fields, OutputCollector, OutputFieldsDeclarer, Stateful, TopologyContext, Tuple, Values,
+};
+
+mod checkpoint;
 
 /// A bolt that processes windows of tuples instead of single tuples (Storm's
 /// `IWindowedBolt`). Add it with [`TopologyBuilder::set_windowed_bolt`](crate::TopologyBuilder::set_windowed_bolt).
@@ -56,6 +60,13 @@ pub trait WindowedBolt: Send {
 
     /// Called when the task stops (not guaranteed on kill -9).
     fn cleanup(&mut self) {}
+
+    /// In `EFFECTIVELY_ONCE`, state of the bolt's own beside its pending windows (which the
+    /// runtime checkpoints whatever this returns): `Some(self)` to have it checkpointed too.
+    /// Its keys may not be [`WINDOW_STATE_KEY`](super::WINDOW_STATE_KEY).
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        None
+    }
 }
 
 impl<B: WindowedBolt + ?Sized> WindowedBolt for Box<B> {
@@ -70,6 +81,9 @@ impl<B: WindowedBolt + ?Sized> WindowedBolt for Box<B> {
     }
     fn cleanup(&mut self) {
         (**self).cleanup()
+    }
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        (**self).stateful()
     }
 }
 
@@ -156,6 +170,26 @@ enum Machine {
         windows: SessionWindows<String, Tuple>,
         key: Fields,
     },
+}
+
+impl Machine {
+    /// Empty windows as `config` says.
+    fn new(config: &WindowConfig) -> Machine {
+        match &config.shape {
+            Shape::Sliding { length, slide } => match (length.as_ms(), slide.as_ms()) {
+                (Some(len), Some(sl)) => Machine::Aligned(AlignedWindows::new(len, sl)),
+                _ => Machine::Count(CountWindows::new(*length, *slide)),
+            },
+            Shape::Session { gap, key } => Machine::Session {
+                windows: SessionWindows::new(session_gap_ms(*gap)),
+                key: key.clone(),
+            },
+        }
+    }
+}
+
+fn session_gap_ms(gap: Duration) -> i64 {
+    Length::Duration(gap).as_ms().unwrap_or(1).max(1)
 }
 
 /// Runs a [`WindowedBolt`] as a [`Bolt`] ([`TopologyBuilder::set_windowed_bolt`](crate::TopologyBuilder::set_windowed_bolt) uses it).
@@ -331,16 +365,10 @@ impl<B: WindowedBolt> Bolt for WindowedBoltAdapter<B> {
     }
 
     fn prepare(&mut self, ctx: &TopologyContext) {
-        self.machine = Some(match &self.config.shape {
-            Shape::Sliding { length, slide } => match (length.as_ms(), slide.as_ms()) {
-                (Some(len), Some(sl)) => Machine::Aligned(AlignedWindows::new(len, sl)),
-                _ => Machine::Count(CountWindows::new(*length, *slide)),
-            },
-            Shape::Session { gap, key } => Machine::Session {
-                windows: SessionWindows::new(Length::Duration(*gap).as_ms().unwrap_or(1).max(1)),
-                key: key.clone(),
-            },
-        });
+        // a restore before prepare has set the machine already
+        if self.machine.is_none() {
+            self.machine = Some(Machine::new(&self.config));
+        }
         self.waker = ctx.async_waker().cloned();
         self.bolt.prepare(ctx);
     }
@@ -442,6 +470,10 @@ impl<B: WindowedBolt> Bolt for WindowedBoltAdapter<B> {
 
     fn cleanup(&mut self) {
         self.bolt.cleanup();
+    }
+
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        Some(self)
     }
 }
 

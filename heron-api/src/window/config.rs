@@ -276,14 +276,8 @@ impl WindowConfig {
                 }
             }
         }
+        // EFFECTIVELY_ONCE checkpoints the pending windows (see `snapshot`): no limit applies
         let mode = topology.reliability_mode();
-        if mode.is_effectively_once() {
-            return Err(
-                "windowed bolts do not yet keep their pending windows in checkpoints, \
-                        so EFFECTIVELY_ONCE cannot hold for them: use ATLEAST_ONCE"
-                    .to_owned(),
-            );
-        }
         if !mode.is_acking() {
             return Ok(());
         }

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::snapshot::{expect_eq, Reader, SnapshotError, Writer};
+
 /// A window length or slide: a number of tuples or a duration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Length {
@@ -157,6 +159,53 @@ impl<T> CountWindows<T> {
         std::mem::take(&mut self.expired)
             .into_iter()
             .chain(std::mem::take(&mut self.items).into_iter().map(|i| i.item))
+    }
+
+    /// Writes the whole machine (clock of the last fire, tuples since it, held items with
+    /// their arrival, expired items) for a checkpoint.
+    pub(crate) fn save(&self, w: &mut Writer, mut item: impl FnMut(&mut Writer, &T)) {
+        w.str(&format!("{:?}/{:?}", self.length, self.slide));
+        w.u64(self.since_fire);
+        w.opt_i64(self.last_fire_ms);
+        w.len(self.items.len());
+        for i in &self.items {
+            w.i64(i.arrived_ms);
+            w.bool(i.fired);
+            item(w, &i.item);
+        }
+        w.len(self.expired.len());
+        for t in &self.expired {
+            item(w, t);
+        }
+    }
+
+    /// Reads what [`save`](Self::save) wrote, for windows of `length` every `slide`
+    /// (refused when the checkpoint's differ).
+    pub(crate) fn load(
+        length: Length,
+        slide: Length,
+        r: &mut Reader<'_>,
+        mut item: impl FnMut(&mut Reader<'_>) -> Result<T, SnapshotError>,
+    ) -> Result<CountWindows<T>, SnapshotError> {
+        let shape = format!("{length:?}/{slide:?}");
+        expect_eq("length/slide", shape.as_str(), r.str("length/slide")?)?;
+        let mut w = CountWindows::new(length, slide);
+        w.since_fire = r.u64("since fire")?;
+        w.last_fire_ms = r.opt_i64("last fire")?;
+        for _ in 0..r.len("held items", 10)? {
+            let arrived_ms = r.i64("arrival")?;
+            let fired = r.bool("fired")?;
+            let item = item(r)?;
+            w.items.push_back(Item {
+                arrived_ms,
+                item,
+                fired,
+            });
+        }
+        for _ in 0..r.len("expired items", 1)? {
+            w.expired.push(item(r)?);
+        }
+        Ok(w)
     }
 
     /// How many items are in the window.

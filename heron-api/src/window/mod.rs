@@ -20,12 +20,17 @@
 //!   and an ALL subscription to it along every edge.
 //! - ATLEAST_ONCE: emits are anchored to the window's tuples; a tuple is acked when it has
 //!   left every window (late tuples at once, after going to the late stream if any).
+//! - EFFECTIVELY_ONCE: the pending windows (held tuples, what has fired, the watermark or
+//!   clock) are part of the task's checkpointed state, under [`WINDOW_STATE_KEY`] (layout in
+//!   `snapshot`), beside the bolt's own state if it has some ([`WindowedBolt::stateful`]);
+//!   a rollback restores them, and the replayed tuples after the checkpoint fill them again.
 
 mod aligned;
 mod bolt;
 mod config;
 mod count;
 mod session;
+mod snapshot;
 mod watermark;
 
 pub use aligned::{AlignedWindows, Fired, Inserted, Span};
@@ -33,6 +38,7 @@ pub use bolt::{Window, WindowCollector, WindowedBolt, WindowedBoltAdapter};
 pub use config::{keys, WindowConfig};
 pub use count::{CountFired, CountWindows, Length};
 pub use session::SessionWindows;
+pub use snapshot::{SnapshotError, WINDOW_STATE_KEY};
 pub use watermark::{WatermarkTracker, WATERMARK_FIELD, WATERMARK_STREAM_ID};
 
 #[cfg(test)]
@@ -40,3 +46,6 @@ mod tests;
 
 #[cfg(test)]
 mod bolt_tests;
+
+#[cfg(test)]
+mod checkpoint_tests;

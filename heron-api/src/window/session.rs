@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::aligned::{Inserted, Span};
+use super::snapshot::{expect_eq, Reader, SnapshotError, Writer};
 
 /// One open session of a key.
 #[derive(Debug)]
@@ -120,6 +121,62 @@ impl<K: Ord + Clone, T> SessionWindows<K, T> {
             .into_values()
             .flat_map(|m| m.into_values())
             .flat_map(|s| s.items.into_values())
+    }
+
+    /// Writes the whole machine (gap, watermark, every open session with its items) for a
+    /// checkpoint; keys and items through the given writers.
+    pub(crate) fn save(
+        &self,
+        w: &mut Writer,
+        mut key: impl FnMut(&mut Writer, &K),
+        mut item: impl FnMut(&mut Writer, &T),
+    ) {
+        w.i64(self.gap);
+        w.i64(self.watermark);
+        w.u64(self.seq);
+        w.len(self.by_end.len());
+        for (k, sessions) in &self.open {
+            for (&start, sess) in sessions {
+                key(w, k);
+                w.i64(start);
+                w.i64(sess.end);
+                w.len(sess.items.len());
+                for (&(ts, seq), t) in &sess.items {
+                    w.i64(ts);
+                    w.u64(seq);
+                    item(w, t);
+                }
+            }
+        }
+    }
+
+    /// Reads what [`save`](Self::save) wrote, for sessions with `gap` ms (refused when the
+    /// checkpoint's differs).
+    pub(crate) fn load(
+        gap: i64,
+        r: &mut Reader<'_>,
+        mut key: impl FnMut(&mut Reader<'_>) -> Result<K, SnapshotError>,
+        mut item: impl FnMut(&mut Reader<'_>) -> Result<T, SnapshotError>,
+    ) -> Result<SessionWindows<K, T>, SnapshotError> {
+        expect_eq("session gap (ms)", gap, r.i64("gap")?)?;
+        let mut s = SessionWindows::new(gap);
+        s.watermark = r.i64("watermark")?;
+        s.seq = r.u64("seq")?;
+        for _ in 0..r.len("sessions", 20)? {
+            let k = key(r)?;
+            let (start, end) = (r.i64("session start")?, r.i64("session end")?);
+            let mut items = BTreeMap::new();
+            for _ in 0..r.len("session items", 16)? {
+                let at = (r.i64("timestamp")?, r.u64("arrival")?);
+                items.insert(at, item(r)?);
+            }
+            s.by_end.insert((end, k.clone(), start));
+            s.open
+                .entry(k)
+                .or_default()
+                .insert(start, Session { end, items });
+        }
+        Ok(s)
     }
 
     /// How many sessions are open.

@@ -404,10 +404,16 @@ fn window_configurations_are_checked_against_the_topology() {
         .check(&Config::new())
         .unwrap_err();
     assert!(e.contains("0 tuples"), "{e}");
+    // EFFECTIVELY_ONCE checkpoints the windows: no timeout or pending bound applies
     let mut once = Config::new();
     once.set("topology.reliability.mode", "EFFECTIVELY_ONCE");
-    let e = WindowConfig::tumbling(secs(1)).check(&once).unwrap_err();
-    assert!(e.contains("EFFECTIVELY_ONCE"), "{e}");
+    once.set(Config::TOPOLOGY_MESSAGE_TIMEOUT_SECS, "1");
+    once.set(Config::TOPOLOGY_MAX_SPOUT_PENDING, "1");
+    assert_eq!(WindowConfig::tumbling(secs(60)).check(&once), Ok(()));
+    assert_eq!(
+        WindowConfig::tumbling(Length::Count(100)).check(&once),
+        Ok(())
+    );
     let e = WindowConfig::session(Duration::from_secs(1), Vec::<String>::new())
         .check(&Config::new())
         .unwrap_err();

@@ -46,6 +46,20 @@ impl WatermarkTracker {
         })
     }
 
+    /// Forgets every watermark heard (a rollback: the inputs send theirs again).
+    ///
+    /// ```
+    /// use heron_api::window::WatermarkTracker;
+    /// let mut w = WatermarkTracker::new([1]);
+    /// assert_eq!(w.update(1, 50), Some(50));
+    /// w.reset();
+    /// assert_eq!(w.update(1, 20), Some(20));
+    /// ```
+    pub fn reset(&mut self) {
+        self.inputs.values_mut().for_each(|w| *w = i64::MIN);
+        self.current = i64::MIN;
+    }
+
     /// The combined watermark (`i64::MIN` until every input has sent one).
     pub fn current(&self) -> i64 {
         self.current
