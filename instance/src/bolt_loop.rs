@@ -255,7 +255,11 @@ impl BoltTask<'_, '_, '_> {
                 let after = st.handle(m, self.bolt.stateful(), &mut self.emitter, self.shared)?;
                 match after {
                     After::Continue => {}
-                    After::RolledBack => self.held.clear(),
+                    After::RolledBack => {
+                        self.held.clear();
+                        // the inputs roll back too, and send their watermarks again
+                        self.watermarks.reset();
+                    }
                     After::Resume => {
                         let held = std::mem::take(&mut self.held);
                         self.handle(held)?;

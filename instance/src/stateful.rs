@@ -167,8 +167,18 @@ impl StatefulTask {
                         if let Some(tp) = c.two_phase() {
                             tp.pre_restore(&checkpoint_id);
                         }
-                        c.init_state(s);
-                        heron_proto::status(StatusCode::Ok, None)
+                        match c.try_init_state(s) {
+                            Ok(()) => heron_proto::status(StatusCode::Ok, None),
+                            Err(e) => {
+                                tracing::error!(checkpoint = %checkpoint_id, "the component refused the state to restore: {e}");
+                                heron_proto::status(
+                                    StatusCode::Notok,
+                                    Some(format!(
+                                        "the component refused the state of checkpoint {checkpoint_id:?}: {e}"
+                                    )),
+                                )
+                            }
+                        }
                     }
                     (Ok(_), None) => heron_proto::status(StatusCode::Ok, None),
                     (Err(e), _) => {
