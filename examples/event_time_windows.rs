@@ -14,6 +14,11 @@
 //! and the late records to `<output>.late` once the final watermark has reached it, then this
 //! program kills the topology and exits 0. `--window` alone: tumbling windows; with `--slide`:
 //! sliding; `--session-gap` alone: session windows per key. 2 containers, ATLEAST_ONCE.
+//!
+//! `--reliability effectively [--checkpoint-interval 1s]` runs it EFFECTIVELY_ONCE: the
+//! spout's read position, the windows' pending tuples and the sink's results are checkpointed,
+//! so the output stays exact when processes are killed. `--max-records-per-sec N` paces the
+//! spout (to watch it run, or to kill processes while it does).
 
 #[allow(dead_code)] // only its duration parser is used here
 mod common;
@@ -22,14 +27,15 @@ mod common;
 mod files;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use heron::window::{Length, Window, WindowCollector, WindowConfig, WindowedBolt};
 use heron::{
     values, Bolt, Config, Fields, HeronTopology, MessageId, OutputCollector, OutputFieldsDeclarer,
-    Spout, SpoutOutputCollector, TopologyBuilder, TopologyError, Tuple, Value,
+    ReliabilityMode, Spout, SpoutOutputCollector, State, Stateful, TopologyBuilder, TopologyError,
+    Tuple, Value,
 };
 
 /// The late records' stream, from the windowed bolt to the sink.
@@ -46,6 +52,9 @@ struct Options {
     lag: Duration,
     containers: u32,
     parallelism: u32,
+    /// EFFECTIVELY_ONCE with checkpoints this often (`None`: ATLEAST_ONCE).
+    checkpoints: Option<Duration>,
+    max_per_sec: Option<u64>,
 }
 
 impl Options {
@@ -61,7 +70,11 @@ impl Options {
             lag: Duration::ZERO,
             containers: 2,
             parallelism: 2,
+            checkpoints: None,
+            max_per_sec: None,
         };
+        let mut reliability = "atleast".to_owned();
+        let mut interval = Duration::from_secs(1);
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |name: &str| {
@@ -89,15 +102,37 @@ impl Options {
                 }
                 "--containers" => o.containers = positive(value(a)?, a)?,
                 "--parallelism" => o.parallelism = positive(value(a)?, a)?,
+                "--reliability" => reliability = value(a)?,
+                "--checkpoint-interval" => {
+                    interval = common::parse_duration(&value(a)?)?;
+                    if interval.as_secs() == 0 || interval.subsec_nanos() != 0 {
+                        return Err(format!(
+                            "--checkpoint-interval must be whole seconds, not {interval:?}"
+                        ));
+                    }
+                }
+                "--max-records-per-sec" => {
+                    o.max_per_sec = Some(u64::from(positive(value(a)?, a)?));
+                }
                 "-h" | "--help" => {
                     return Err("options: --input FILE --output FILE --window 10s \
                                 [--slide 5s | --session-gap 3s] [--lag 2s] [--containers 2] \
-                                [--parallelism 2]"
+                                [--parallelism 2] [--reliability atleast|effectively] \
+                                [--checkpoint-interval 1s] [--max-records-per-sec N]"
                         .to_owned())
                 }
                 other => return Err(format!("unknown argument {other:?} (try --help)")),
             }
         }
+        o.checkpoints = match reliability.as_str() {
+            "atleast" => None,
+            "effectively" => Some(interval),
+            other => {
+                return Err(format!(
+                    "--reliability must be atleast or effectively, not {other:?}"
+                ))
+            }
+        };
         o.input = input.ok_or("--input FILE is required")?;
         o.output = output.ok_or("--output FILE is required")?;
         match (o.window, o.slide, o.session_gap) {
@@ -144,20 +179,25 @@ fn ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Reads the records in order; the watermark follows the data.
+/// Reads the records in order; the watermark follows the data. EFFECTIVELY_ONCE: its read
+/// position and largest event time are its checkpointed state.
 struct RecordSpout {
     input: PathBuf,
     lag_ms: i64,
+    /// Open at `line_no` (`None`: opened, and skipped there, by the next call).
     lines: Option<std::io::Lines<BufReader<std::fs::File>>>,
     line_no: i64,
     max_ts: i64,
-    /// Emitted and not yet acked, by line number (replayed when failed).
+    /// Emitted and not yet acked, by line number (ATLEAST_ONCE only).
     pending: HashMap<i64, (i64, i64, i64)>,
+    acking: bool,
     finished: bool,
+    /// Records a second at most, counted from the first call (or the last restore).
+    pace: Option<(u64, Option<(std::time::Instant, u64)>)>,
 }
 
 impl RecordSpout {
-    fn new(input: PathBuf, lag: Duration) -> Self {
+    fn new(input: PathBuf, lag: Duration, acking: bool, max_per_sec: Option<u64>) -> Self {
         RecordSpout {
             input,
             lag_ms: ms(lag),
@@ -165,8 +205,36 @@ impl RecordSpout {
             line_no: 0,
             max_ts: i64::MIN,
             pending: HashMap::new(),
+            acking,
             finished: false,
+            pace: max_per_sec.map(|n| (n, None)),
         }
+    }
+
+    /// The records open at the current position.
+    fn reader(&mut self) -> &mut std::io::Lines<BufReader<std::fs::File>> {
+        let (input, line_no) = (&self.input, self.line_no);
+        self.lines.get_or_insert_with(|| {
+            let f = std::fs::File::open(input)
+                .unwrap_or_else(|e| panic!("cannot open {}: {e}", input.display()));
+            let mut lines = BufReader::new(f).lines();
+            for _ in 0..line_no {
+                lines.next();
+            }
+            lines
+        })
+    }
+
+    /// How many records this call may emit (at most 64).
+    fn allowance(&mut self) -> u64 {
+        let Some((per_sec, started)) = &mut self.pace else {
+            return 64;
+        };
+        let (at, sent) = started.get_or_insert((std::time::Instant::now(), 0));
+        let due = (at.elapsed().as_secs_f64() * *per_sec as f64) as u64;
+        let n = due.saturating_sub(*sent).min(64);
+        *sent += n;
+        n
     }
 }
 
@@ -184,10 +252,7 @@ impl Spout for RecordSpout {
     }
 
     fn open(&mut self, _ctx: &heron::TopologyContext) {
-        match std::fs::File::open(&self.input) {
-            Ok(f) => self.lines = Some(BufReader::new(f).lines()),
-            Err(e) => panic!("cannot open {}: {e}", self.input.display()),
-        }
+        self.reader();
     }
 
     fn next_tuple(&mut self, c: &mut SpoutOutputCollector) {
@@ -195,9 +260,8 @@ impl Spout for RecordSpout {
             return;
         }
         // a batch per call, each record followed by the watermark it moves
-        for _ in 0..64 {
-            let Some(lines) = &mut self.lines else { return };
-            match lines.next() {
+        for _ in 0..self.allowance() {
+            match self.reader().next() {
                 Some(Ok(line)) => {
                     self.line_no += 1;
                     let Some((ts, key, value)) = parse_record(&line) else {
@@ -210,8 +274,12 @@ impl Spout for RecordSpout {
                         }
                         continue;
                     };
-                    self.pending.insert(self.line_no, (ts, key, value));
-                    c.emit_with_id(values![ts, key, value], self.line_no);
+                    if self.acking {
+                        self.pending.insert(self.line_no, (ts, key, value));
+                        c.emit_with_id(values![ts, key, value], self.line_no);
+                    } else {
+                        c.emit(values![ts, key, value]);
+                    }
                     if ts > self.max_ts {
                         self.max_ts = ts;
                         c.emit_watermark(ts.saturating_sub(self.lag_ms));
@@ -242,6 +310,28 @@ impl Spout for RecordSpout {
                 eprintln!("record on line {n} failed: {r:?}");
             }
         }
+    }
+
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        Some(self)
+    }
+}
+
+impl Stateful for RecordSpout {
+    fn init_state(&mut self, state: &State) {
+        // rewind: the records after the checkpoint are read again
+        self.line_no = state.get_i64("line").unwrap_or(0);
+        self.max_ts = state.get_i64("max_ts").unwrap_or(i64::MIN);
+        self.lines = None;
+        self.finished = false;
+        if let Some((_, started)) = &mut self.pace {
+            *started = None;
+        }
+    }
+
+    fn pre_save(&mut self, _checkpoint_id: &str, state: &mut State) {
+        state.put("line", self.line_no);
+        state.put("max_ts", self.max_ts);
     }
 }
 
@@ -274,6 +364,7 @@ impl WindowedBolt for Aggregate {
 }
 
 /// Collects results and late records; writes them when the final watermark arrives.
+/// EFFECTIVELY_ONCE: what it collected is its checkpointed state.
 struct Sink {
     output: PathBuf,
     lines: Vec<(i64, i64, i64, i64, i64)>,
@@ -292,19 +383,20 @@ impl Sink {
     }
 
     fn write(&mut self) -> std::io::Result<()> {
-        self.lines.sort_unstable();
-        self.late.sort_unstable();
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&self.output)?);
-        for (s, e, k, sum, n) in &self.lines {
-            writeln!(out, "{s}\t{e}\t{k}\t{sum}\t{n}")?;
-        }
-        out.flush()?;
-        let mut late =
-            std::io::BufWriter::new(std::fs::File::create(suffixed(&self.output, ".late"))?);
-        for (ts, k, v) in &self.late {
-            writeln!(late, "{ts}\t{k}\t{v}")?;
-        }
-        late.flush()?;
+        let mut lines = self.lines.clone();
+        lines.sort_unstable();
+        let mut late = self.late.clone();
+        late.sort_unstable();
+        let text: String = lines
+            .iter()
+            .map(|(s, e, k, sum, n)| format!("{s}\t{e}\t{k}\t{sum}\t{n}\n"))
+            .collect();
+        files::write_atomically(&self.output, &text)?;
+        let text: String = late
+            .iter()
+            .map(|(ts, k, v)| format!("{ts}\t{k}\t{v}\n"))
+            .collect();
+        files::write_atomically(&suffixed(&self.output, ".late"), &text)?;
         std::fs::write(suffixed(&self.output, ".done"), b"done\n")
     }
 }
@@ -328,13 +420,67 @@ impl Bolt for Sink {
             }
         }
     }
+
+    fn stateful(&mut self) -> Option<&mut dyn Stateful> {
+        Some(self)
+    }
+}
+
+/// Integers in one string, `,` between fields and `;` between records.
+fn join_records<const N: usize>(records: impl Iterator<Item = [i64; N]>) -> String {
+    let mut out = String::new();
+    for r in records {
+        let fields: Vec<String> = r.iter().map(i64::to_string).collect();
+        out.push_str(&fields.join(","));
+        out.push(';');
+    }
+    out
+}
+
+fn split_records<const N: usize>(text: &str) -> Vec<[i64; N]> {
+    text.split_terminator(';')
+        .filter_map(|r| {
+            let v: Vec<i64> = r.split(',').filter_map(|x| x.parse().ok()).collect();
+            v.try_into().ok()
+        })
+        .collect()
+}
+
+impl Stateful for Sink {
+    fn init_state(&mut self, state: &State) {
+        let windows = split_records::<5>(state.get_str("windows").unwrap_or_default());
+        self.lines = windows
+            .iter()
+            .map(|&[s, e, k, sum, n]| (s, e, k, sum, n))
+            .collect();
+        let late = split_records::<3>(state.get_str("late").unwrap_or_default());
+        self.late = late.iter().map(|&[ts, k, v]| (ts, k, v)).collect();
+        self.written = false;
+    }
+
+    fn pre_save(&mut self, _checkpoint_id: &str, state: &mut State) {
+        let windows = self
+            .lines
+            .iter()
+            .map(|&(s, e, k, sum, n)| [s, e, k, sum, n]);
+        state.put("windows", join_records(windows));
+        state.put(
+            "late",
+            join_records(self.late.iter().map(|&(ts, k, v)| [ts, k, v])),
+        );
+    }
 }
 
 fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
     let o = Options::parse(args).map_err(TopologyError::Invalid)?;
     let mut b = TopologyBuilder::new();
-    let (input, lag) = (o.input.clone(), o.lag);
-    b.set_spout("records", move || RecordSpout::new(input.clone(), lag), 1);
+    let (input, lag, pace) = (o.input.clone(), o.lag, o.max_per_sec);
+    let acking = o.checkpoints.is_none();
+    b.set_spout(
+        "records",
+        move || RecordSpout::new(input.clone(), lag, acking, pace),
+        1,
+    );
     b.set_windowed_bolt("windows", || Aggregate, o.windows(), o.parallelism)
         .fields_grouping("records", Fields::new(["key"]));
     let output = o.output.clone();
@@ -343,10 +489,21 @@ fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
         .global_grouping_stream("windows", LATE);
     let mut c = Config::new();
     c.set(Config::TOPOLOGY_STMGRS, o.containers.to_string());
-    c.set(Config::TOPOLOGY_RELIABILITY_MODE, "ATLEAST_ONCE");
-    // windows hold their tuples until they close: the whole input may be pending
-    c.set(Config::TOPOLOGY_MAX_SPOUT_PENDING, "10000000");
-    c.set(Config::TOPOLOGY_MESSAGE_TIMEOUT_SECS, "600");
+    match o.checkpoints {
+        None => {
+            c.set(Config::TOPOLOGY_RELIABILITY_MODE, "ATLEAST_ONCE");
+            // windows hold their tuples until they close: the whole input may be pending
+            c.set(Config::TOPOLOGY_MAX_SPOUT_PENDING, "10000000");
+            c.set(Config::TOPOLOGY_MESSAGE_TIMEOUT_SECS, "600");
+        }
+        Some(every) => {
+            c.set_reliability_mode(ReliabilityMode::EffectivelyOnce);
+            c.set(
+                "topology.stateful.checkpoint.interval.seconds",
+                every.as_secs().to_string(),
+            );
+        }
+    }
     b.build("EventTimeWindows", c)
 }
 

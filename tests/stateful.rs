@@ -18,11 +18,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
-use support::{fresh_example, role_pids, TestEnv};
+use support::chaos::killer;
+use support::{fresh_example, TestEnv};
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-const ROLES: [&str; 4] = ["tmaster", "stmgr", "ckptmgr", "instance"];
 
 fn env_or(key: &str, default: u64) -> u64 {
     std::env::var(key)
@@ -61,34 +60,6 @@ fn read_counts(path: &Path) -> BTreeMap<String, i64> {
             (w.to_string(), c.parse().expect("a count"))
         })
         .collect()
-}
-
-/// Kills a process every `every` until `stop` says so (or its sender goes), the roles in
-/// turn, a random process of each; returns the kills per role.
-fn killer(
-    env: &TestEnv,
-    every: Duration,
-    stop: mpsc::Receiver<()>,
-    seed: u64,
-) -> BTreeMap<&'static str, u32> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut kills = BTreeMap::new();
-    let (first, mut turn) = (rng.random_range(0..ROLES.len()), 0);
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
-        // every role in turn (from a random one), a random process of it
-        let role = ROLES[(first + turn) % ROLES.len()];
-        turn += 1;
-        let pids = role_pids(env, role);
-        if pids.is_empty() {
-            continue; // between a kill and its restart
-        }
-        let pid = pids[rng.random_range(0..pids.len())];
-        // SAFETY: kill(2) with a pid we read from /proc; at worst it is already gone
-        if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
-            *kills.entry(role).or_insert(0) += 1;
-        }
-    }
-    kills
 }
 
 /// Starts `stateful_word_count` over `<dir>/input.txt` into `<dir>/counts.tsv` with its

@@ -3,6 +3,7 @@
 //! and readers of what the topologies write.
 #![allow(dead_code)]
 
+pub mod chaos;
 pub mod http;
 
 use heron_testkit::wait::{Outcome, Wait};
