@@ -209,7 +209,8 @@ fn a_corrupt_newest_checkpoint_falls_back_to_the_previous_one() {
         dir.join("counts.tsv"),
         dir.join("checkpoints"),
     );
-    let expected = generate(&input, 30_000, 3);
+    // 40 s of input at 1 500 lines/s: the run must outlast the checks below (debug build, CI)
+    let expected = generate(&input, 60_000, 3);
     let extra = ["--checkpoint-interval", "3s", "--timeout", "5m"];
     let mut child = start(
         &env,
