@@ -23,6 +23,8 @@ use heron_proto::codec::CodecError;
 
 mod bolt_loop;
 mod executor;
+#[doc(hidden)]
+pub mod fuzz;
 mod gateway;
 mod inbound;
 mod metrics;

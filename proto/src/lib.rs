@@ -16,6 +16,8 @@
 //! Heron's own decoders accept what we send.
 
 pub mod codec;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod keys;
 pub mod tuple;
 

@@ -91,7 +91,7 @@ pub(crate) async fn serve(
 }
 
 /// Decodes a packet the tmaster handles; `Ok(None)` for other type names.
-fn decode(packet: &Packet) -> Result<Option<Request>, CodecError> {
+pub(crate) fn decode(packet: &Packet) -> Result<Option<Request>, CodecError> {
     let name = packet.type_name();
     Ok(Some(if name == StMgrRegisterRequest::full_name() {
         Request::Register(packet.decode()?)

@@ -37,6 +37,8 @@ pub mod controller;
 mod core;
 mod daemon;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod http;
 pub mod metrics;
 pub mod pplan;

@@ -1,0 +1,163 @@
+//! Input that is not a daemon's socket: multi-lang messages from a subprocess, Flux files,
+//! checkpointed state, and HTTP requests to the tracker over state nodes.
+
+use std::io::BufReader;
+use std::time::{Duration, Instant};
+
+use heron_api::window::{
+    Length, Window, WindowCollector, WindowConfig, WindowedBolt, WindowedBoltAdapter,
+    WINDOW_STATE_KEY,
+};
+use heron_api::{
+    values, Bolt, Emitter, Fields, OutputCollector, OutputFieldsDeclarer, ReliabilityMode, State,
+    Stateful, TopologyContext, Tuple,
+};
+use heron_multilang::{Incoming, Serializer};
+
+/// Target `multilang`: one byte (bit 0: msgpack instead of JSON; the rest: the read buffer's
+/// size, so messages straddle refills), then what a shell component writes on its stdout.
+pub fn multilang(data: &[u8]) {
+    let Some((&choice, rest)) = data.split_first() else {
+        return;
+    };
+    let serializer = if choice & 1 == 0 {
+        Serializer::Json
+    } else {
+        Serializer::Msgpack
+    };
+    let mut reader = BufReader::with_capacity(1 + usize::from(choice >> 1), rest);
+    // every message read moves on; an error ends the stream, as the host then kills the process
+    for _ in 0..rest.len() + 1 {
+        if serializer.read::<Incoming>(&mut reader).is_err() {
+            break;
+        }
+    }
+}
+
+/// Target `flux`: `data` as a Flux file, loaded (substitutions, includes, validation) and,
+/// when valid, built into a topology.
+pub fn flux(data: &[u8]) {
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let file = dir.path().join("topology.yaml");
+    if std::fs::write(&file, data).is_err() {
+        return;
+    }
+    let options = heron_flux::LoadOptions {
+        filter: None,
+        env_filter: true,
+    };
+    if let Ok(t) = heron_flux::load(&file, &options) {
+        let _ = t.build_in(dir.path());
+    }
+}
+
+/// Records nothing: the windows are what is fuzzed.
+struct Quiet;
+
+impl WindowedBolt for Quiet {
+    fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
+        d.declare(Fields::new(["n"]));
+    }
+    fn execute(&mut self, w: &Window<'_>, c: &mut WindowCollector<'_, '_>) {
+        c.emit(values![w.tuples().len() as i64]);
+    }
+}
+
+pub(crate) fn window_configs() -> [WindowConfig; 4] {
+    let ms = |n| Length::duration(Duration::from_millis(n));
+    [
+        WindowConfig::sliding(ms(20), ms(10)).with_timestamp_field("ts"),
+        WindowConfig::tumbling(ms(25))
+            .with_timestamp_field("ts")
+            .with_late_tuple_stream("late", ["n", "ts", "k"]),
+        WindowConfig::session(Duration::from_millis(12), Fields::new(["k"]))
+            .with_timestamp_field("ts"),
+        WindowConfig::sliding(Length::count(7), Length::count(3)),
+    ]
+}
+
+/// Restores `state` into windowed bolts of every kind; those that take it go on working.
+fn restore_windows(state: &State) {
+    for config in window_configs() {
+        let mut bolt = WindowedBoltAdapter::new(Quiet, config);
+        if bolt.try_init_state(state).is_err() {
+            continue;
+        }
+        let mut d = OutputFieldsDeclarer::new();
+        bolt.declare_output_fields(&mut d);
+        let streams = d.into_streams();
+        let mut emitter = Emitter::new("w", 3, ReliabilityMode::EffectivelyOnce, &streams);
+        bolt.prepare(&TopologyContext::builder("t", "w", 3).build());
+        let fields = Fields::new(["n", "ts", "k"]);
+        for (n, ts) in [(1, 5), (2, 1_000), (3, -7)] {
+            let t = Tuple::new("src", "default", 1, fields.clone(), values![n, ts, n % 2]);
+            bolt.execute(&t, &mut OutputCollector::new(&mut emitter));
+        }
+        for w in [50, i64::MAX] {
+            bolt.on_watermark(w, &mut OutputCollector::new(&mut emitter));
+        }
+        let _ = bolt.poll_async(&mut OutputCollector::new(&mut emitter), Instant::now());
+        let mut saved = State::new();
+        bolt.pre_save("1-1", &mut saved);
+    }
+}
+
+/// Target `state`: `data` as an encoded task state (what a checkpoint manager hands back on
+/// restore) and as a windowed bolt's window snapshot, restored into windowed bolts.
+pub fn state(data: &[u8]) {
+    if let Ok(s) = State::decode(data) {
+        assert_eq!(State::decode(&s.encode()).as_ref(), Ok(&s), "re-encoding");
+        restore_windows(&s);
+    }
+    let mut s = State::new();
+    s.put(WINDOW_STATE_KEY, data.to_vec());
+    restore_windows(&s);
+}
+
+/// The state nodes the tracker reads, all written with the fuzzed bytes (the tmaster's
+/// location is left out: the tracker would connect to it).
+const NODES: [&str; 6] = [
+    "topologies",
+    "pplans",
+    "packingplans",
+    "executionstate",
+    "statefulcheckpoints",
+    "schedulers",
+];
+
+/// Target `tracker`: the first line is a request's path and query, the rest the bytes of
+/// topology `wc`'s state nodes; the request goes through the tracker's routes.
+pub fn tracker(data: &[u8]) {
+    let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
+    let (uri, node) = (&data[..split], data.get(split + 1..).unwrap_or_default());
+    let Ok(uri) = std::str::from_utf8(uri) else {
+        return;
+    };
+    let Ok(request) = axum::http::Request::get(uri).body(axum::body::Body::empty()) else {
+        return;
+    };
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    for n in NODES {
+        let d = dir.path().join(n);
+        if std::fs::create_dir_all(&d).is_err() || std::fs::write(d.join("wc"), node).is_err() {
+            return;
+        }
+    }
+    let spec = heron_statemgr::StateManagerSpec::Local(dir.path().to_path_buf());
+    let mut router = heron_tracker::router(vec![heron_tracker::Cluster::new("local", spec)]);
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    rt.block_on(async {
+        use tower_service::Service;
+        let Ok(response) = router.call(request).await;
+        let _ = axum::body::to_bytes(response.into_body(), 1 << 24).await;
+    });
+}
