@@ -170,11 +170,13 @@ impl<K: Ord + Clone, T> SessionWindows<K, T> {
                 let at = (r.i64("timestamp")?, r.u64("arrival")?);
                 items.insert(at, item(r)?);
             }
-            s.by_end.insert((end, k.clone(), start));
-            s.open
-                .entry(k)
-                .or_default()
-                .insert(start, Session { end, items });
+            let sessions = s.open.entry(k.clone()).or_default();
+            if sessions.insert(start, Session { end, items }).is_some() {
+                return Err(SnapshotError::Inconsistent(
+                    "two sessions of a key start together",
+                ));
+            }
+            s.by_end.insert((end, k, start));
         }
         Ok(s)
     }

@@ -61,6 +61,9 @@ pub enum SnapshotError {
     /// Bytes follow the end.
     #[error("window snapshot: {0} bytes after the end")]
     Trailing(usize),
+    /// The parts do not fit together (no window machine could have written them).
+    #[error("window snapshot: {0}")]
+    Inconsistent(&'static str),
 }
 
 /// Appends fields to a byte buffer.
