@@ -3,13 +3,22 @@
 //! a stream manager or the tmaster is killed with SIGKILL mid-run. Each time the process must
 //! come back, and every message id the spouts emitted must end up acked at least once.
 //!
+//! Without faults, the relay's reported errors must reach the tracker's exceptions.
+//!
 //! The tests run one at a time (they share 2 cores with everything else) and each stays under
 //! about 90 s. Replay counts are printed with `--nocapture`.
 
+#[allow(dead_code)] // the topology itself runs as the `ledger` example
+#[path = "topologies/args.rs"]
+mod args;
+#[allow(dead_code)]
+#[path = "../examples/common/ledger.rs"]
+mod ledger;
 mod support;
 
 use heron_statemgr::{LocalFsStateManager, StateManagerExt};
 use heron_testkit::Wait;
+use ledger::RELAY_ERROR;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
@@ -197,6 +206,45 @@ fn without_faults_every_id_is_acked_and_none_fails() {
         (0, 0, 0),
         "nothing fails without faults"
     );
+    // the relay reported an error for each id that is a multiple of 5000 (each went through
+    // once): the tracker shows them, from the instances through the tmaster
+    let tracker = support::local_tracker(&run.env);
+    let q = format!("cluster=local&environ=default&topology={NAME}&component=relay");
+    let errors = IDS.div_ceil(5000);
+    let seen = wait_for(Duration::from_secs(30), "the relay's errors", || {
+        let got = support::http::get(tracker.addr, &format!("/topologies/exceptions?{q}"));
+        let list = got.json().as_array().cloned().unwrap_or_default();
+        let count: u64 = list
+            .iter()
+            .filter_map(|e| e["count"].as_str()?.parse::<u64>().ok())
+            .sum();
+        (count == errors).then_some(list)
+    });
+    for e in &seen {
+        assert!(
+            e["stacktrace"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(RELAY_ERROR),
+            "{e}"
+        );
+        let instance = e["instance_id"].as_str().unwrap_or_default();
+        assert!(instance.contains("_relay_"), "{e}");
+        assert!(
+            !e["hostname"].as_str().unwrap_or_default().is_empty(),
+            "{e}"
+        );
+    }
+    let summary = support::http::get(tracker.addr, &format!("/topologies/exceptionsummary?{q}"));
+    let total: u64 = summary
+        .json()
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e["count"].as_str()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(total, errors, "{}", summary.body);
 }
 
 #[test]

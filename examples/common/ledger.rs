@@ -12,7 +12,8 @@
 //!   `<out-dir>/spout-<task>.json` (emitted, acked, failed, replayed, opens, done) every
 //!   200 ms.
 //! * `--shape relay` (the default): `relay` (shuffle, 2) emits two tuples anchored to its
-//!   input, one on stream `default` and one on stream `copies`, then acks it; `sink` (fields on
+//!   input, one on stream `default` and one on stream `copies`, then acks it (and reports an
+//!   error, [`RELAY_ERROR`], for each id that is a multiple of 5000); `sink` (fields on
 //!   `id` of both streams, 2) acks.
 //! * `--shape word-count`: each id carries a sentence of 3 to 7 words; `split` (shuffle, 2)
 //!   emits its words anchored to it, `count` (fields on `word`, 2) counts and acks.
@@ -275,6 +276,9 @@ impl Spout for LedgerSpout {
     }
 }
 
+/// What the relay reports for every id that is a multiple of 5000.
+pub const RELAY_ERROR: &str = "relay: an id that is a multiple of 5000";
+
 /// Emits two tuples anchored to each input (on `default` and on `copies`), then acks it.
 struct Relay;
 
@@ -286,6 +290,10 @@ impl Bolt for Relay {
 
     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
         let id = input.get_i64_by_field("id").unwrap_or(-1);
+        if id % 5000 == 0 {
+            // the exceptions path end to end: the tracker must show these
+            collector.report_error(RELAY_ERROR);
+        }
         collector.emit_anchored(&[input], values![id, 0i64]);
         collector.emit_stream("copies", &[input], values![id, 1i64]);
         collector.ack(input);
