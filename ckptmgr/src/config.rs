@@ -31,6 +31,9 @@ pub struct CkptmgrConfig {
     pub port: u16,
     /// The local file system storage root (see [`storage_root`]).
     pub root: PathBuf,
+    /// The largest packet accepted (a larger one closes its connection; default
+    /// [`MAX_PACKET_SIZE`]).
+    pub max_packet_size: usize,
 }
 
 /// Why the checkpoint manager could not start or stopped.

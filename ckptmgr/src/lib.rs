@@ -27,6 +27,7 @@
 //!     ckptmgr_id: "ckptmgr-0".into(),
 //!     port: 0,
 //!     root: dir.path().into(),
+//!     max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
 //! })
 //! .unwrap();
 //! assert!(server.local_addr().port() > 0);

@@ -6,7 +6,7 @@
 //! oversized packet), an undecodable payload or a packet of a type the checkpoint manager
 //! does not handle closes that connection with a warning; the daemon goes on.
 
-use crate::config::{CkptmgrConfig, CkptmgrError, MAX_PACKET_SIZE};
+use crate::config::{CkptmgrConfig, CkptmgrError};
 use crate::handler::{Handler, Reply};
 use crate::localfs::LocalFsStorage;
 use crate::storage::Storage;
@@ -32,6 +32,7 @@ const MAX_BLOCKING_THREADS: usize = 8;
 ///     ckptmgr_id: "ckptmgr-1".into(),
 ///     port: 0,
 ///     root: "/tmp/checkpoints".into(),
+///     max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
 /// })
 /// .unwrap();
 /// println!("listening on {}", server.local_addr());
@@ -42,6 +43,7 @@ pub struct Server {
     addr: SocketAddr,
     handler: Arc<Handler<Arc<dyn Storage>>>,
     ckptmgr_id: String,
+    max_packet_size: usize,
 }
 
 impl Server {
@@ -70,6 +72,7 @@ impl Server {
             addr,
             handler: Arc::new(Handler::new(cfg.topology_name, cfg.topology_id, storage)),
             ckptmgr_id: cfg.ckptmgr_id,
+            max_packet_size: cfg.max_packet_size,
         })
     }
 
@@ -91,12 +94,13 @@ impl Server {
             addr,
             handler,
             ckptmgr_id,
+            max_packet_size,
         } = self;
         runtime.block_on(async move {
             let listener = TcpListener::from_std(listener)
                 .map_err(|source| CkptmgrError::Bind { addr, source })?;
             info!(%addr, ckptmgr = %ckptmgr_id, "checkpoint manager listening");
-            accept_loop(listener, handler).await;
+            accept_loop(listener, handler, max_packet_size).await;
             Ok(())
         })
     }
@@ -108,8 +112,12 @@ pub fn run(cfg: CkptmgrConfig) -> Result<(), CkptmgrError> {
     Server::bind(cfg)?.serve()
 }
 
-async fn accept_loop(listener: TcpListener, handler: Arc<Handler<Arc<dyn Storage>>>) {
-    let codec = HeronCodec::new(MAX_PACKET_SIZE);
+async fn accept_loop(
+    listener: TcpListener,
+    handler: Arc<Handler<Arc<dyn Storage>>>,
+    max_packet_size: usize,
+) {
+    let codec = HeronCodec::new(max_packet_size);
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {

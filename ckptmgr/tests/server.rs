@@ -24,6 +24,7 @@ fn start(root: &Path) -> SocketAddr {
         ckptmgr_id: "ckptmgr-1".into(),
         port: 0,
         root: root.to_path_buf(),
+        max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
     })
     .unwrap();
     let addr = server.local_addr();
@@ -266,6 +267,7 @@ fn a_busy_port_is_a_bind_error() {
         ckptmgr_id: "ckptmgr-1".into(),
         port: taken.local_addr().unwrap().port(),
         root: "/nonexistent".into(),
+        max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
     })
     .unwrap_err();
     assert!(err.to_string().contains("cannot listen"), "{err}");

@@ -1,7 +1,7 @@
 //! The `Ledger` topology (ATLEAST_ONCE, its spouts keep a ledger of message ids), shared by
 //! `tests/topologies/ledger.rs` (the reliability tests) and `examples/chaos.rs` (the chaos
 //! run). Arguments: `--out-dir <dir> --ids N --rate R --containers N --timeout-secs S
-//! --max-pending P [--shape relay|word-count]`; the including binary has an `args` module
+//! --max-pending P [--shape relay|word-count] [--config KEY=VALUE]...`; the including binary has an `args` module
 //! (`tests/topologies/args.rs`).
 //!
 //! * spout `ledger` (parallelism 2): task k of n owns the ids `i < N` with `i % n == k` and
@@ -39,6 +39,8 @@ pub struct Args {
     timeout_secs: u64,
     max_pending: u64,
     word_count: bool,
+    /// `heron.*` config keys to set (`--config KEY=VALUE`, repeatable).
+    config: Vec<(String, String)>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -50,6 +52,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         timeout_secs: 5,
         max_pending: 500,
         word_count: false,
+        config: Vec::new(),
     };
     crate::args::each_pair(args, |k, v| {
         match k {
@@ -59,6 +62,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--containers" => a.containers = crate::args::number(k, v)? as u32,
             "--timeout-secs" => a.timeout_secs = crate::args::number(k, v)?,
             "--max-pending" => a.max_pending = crate::args::number(k, v)?,
+            "--config" => {
+                let (key, value) = v
+                    .split_once('=')
+                    .ok_or_else(|| format!("--config takes KEY=VALUE, not {v:?}"))?;
+                a.config.push((key.to_owned(), value.to_owned()));
+            }
             "--shape" => {
                 a.word_count = match v {
                     "relay" => false,
@@ -368,5 +377,8 @@ pub fn topology(argv: &[String]) -> Result<HeronTopology, TopologyError> {
     conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);
     conf.set_message_timeout_secs(args.timeout_secs);
     conf.set_max_spout_pending(args.max_pending);
+    for (k, v) in &args.config {
+        conf.set(k, v);
+    }
     b.build("Ledger", conf)
 }

@@ -14,7 +14,7 @@ use heron_proto::system::{Instance, InstanceInfo, StatusCode};
 
 use crate::inbound::{self, InBatch, InMsg};
 use crate::stream_metrics::StreamCounter;
-use crate::{InstanceConfig, InstanceError, RunOptions, MAX_PACKET_SIZE};
+use crate::{InstanceConfig, InstanceError, RunOptions};
 
 /// Bytes the reader asks the socket for at a time.
 const READ_CHUNK: usize = 128 << 10;
@@ -26,6 +26,8 @@ pub(crate) struct Registered {
     stream: TcpStream,
     leftover: BytesMut,
     initial: InBatch,
+    /// The largest packet accepted from the stream manager.
+    max_packet_size: usize,
 }
 
 fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, InstanceError> {
@@ -100,7 +102,7 @@ pub(crate) fn connect_and_register(
     encode_message(&mut out, &reqid, &request);
     stream.write_all(&out)?;
 
-    let codec = HeronCodec::new(MAX_PACKET_SIZE);
+    let codec = HeronCodec::new(config.max_packet_size);
     let deadline = Instant::now() + options.register_timeout;
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut scratch = vec![0u8; READ_CHUNK];
@@ -131,6 +133,7 @@ pub(crate) fn connect_and_register(
                     stream,
                     leftover: buf,
                     initial,
+                    max_packet_size: config.max_packet_size,
                 });
             }
             inbound::decode(&packet, &mut initial)?;
@@ -187,11 +190,12 @@ impl Gateway {
         let read_stream = reg.stream.try_clone()?;
         let write_stream = reg.stream.try_clone()?;
         let leftover = reg.leftover;
+        let limit = reg.max_packet_size;
         let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
         let emits = StreamCounter::new(crate::stream_metrics::current(), "emit");
         let reader = thread::Builder::new()
             .name("gateway-reader".into())
-            .spawn(move || reader_loop(read_stream, leftover, in_tx, executes))
+            .spawn(move || reader_loop(read_stream, leftover, limit, in_tx, executes))
             .map_err(InstanceError::Thread)?;
         let writer = thread::Builder::new()
             .name("gateway-writer".into())
@@ -229,10 +233,11 @@ impl Gateway {
 fn reader_loop(
     mut stream: TcpStream,
     mut buf: BytesMut,
+    max_packet_size: usize,
     in_tx: QueueTx<InBatch>,
     mut executes: StreamCounter,
 ) {
-    let codec = HeronCodec::new(MAX_PACKET_SIZE);
+    let codec = HeronCodec::new(max_packet_size);
     let mut scratch = vec![0u8; READ_CHUNK];
     loop {
         let mut batch = InBatch::new();

@@ -57,6 +57,10 @@ pub struct InstanceConfig {
     pub stmgr_port: u16,
     /// Where to write the counters file `<metrics_dir>/<instance_id>` (none: not written).
     pub metrics_dir: Option<PathBuf>,
+    /// The largest packet accepted from the stream manager (a larger one closes the
+    /// connection; `heron.instance.network.options.maximum.packetsize.bytes`, default
+    /// [`MAX_PACKET_SIZE`]).
+    pub max_packet_size: usize,
 }
 
 /// Timing knobs of [`run_with_options`]; [`Default`] gives the production values.

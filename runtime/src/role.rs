@@ -8,6 +8,7 @@ use crate::logging;
 use clap::{Args, Parser, Subcommand};
 use heron_api::{HeronTopology, TopologyError};
 use heron_proto::Message;
+use heron_scheduler::limits::PacketLimits;
 use heron_statemgr::StateManagerSpec;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -106,6 +107,9 @@ pub enum RoleError {
     /// The checkpoint manager failed (or its storage is not configured right).
     #[error(transparent)]
     Ckptmgr(#[from] heron_ckptmgr::CkptmgrError),
+    /// The topology's config asks for something no role can run with.
+    #[error("topology config: {0}")]
+    Config(String),
 }
 
 #[derive(Debug, Parser)]
@@ -257,6 +261,8 @@ impl Role {
     }
 
     fn run(self, topology: &HeronTopology) -> Result<(), RoleError> {
+        let limits =
+            PacketLimits::from_config(|k| topology.config().get(k)).map_err(RoleError::Config)?;
         match self {
             Role::Define { output, .. } => {
                 std::fs::write(&output, topology.to_proto().encode_to_vec()).map_err(|source| {
@@ -302,7 +308,7 @@ impl Role {
                 ckptmgr_port,
                 ..
             } => {
-                heron_tmaster::run(heron_tmaster::TmasterConfig {
+                let config = heron_tmaster::TmasterConfig {
                     topology_name: ids.topology_name,
                     topology_id: ids.topology_id,
                     state_manager,
@@ -311,7 +317,12 @@ impl Role {
                     controller_port,
                     stats_port,
                     ckptmgr_port,
-                })?;
+                };
+                let options = heron_tmaster::TmasterOptions {
+                    max_packet_size: limits.tmaster,
+                    ..heron_tmaster::TmasterOptions::default()
+                };
+                heron_tmaster::run_with_options(config, options)?;
                 Ok(())
             }
             Role::Stmgr {
@@ -334,7 +345,7 @@ impl Role {
                     data_port,
                     local_data_port,
                     instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
-                    max_packet_size: STMGR_MAX_PACKET_SIZE,
+                    max_packet_size: limits.stmgr,
                     ckptmgr_port,
                 })?;
                 Ok(())
@@ -363,6 +374,7 @@ impl Role {
                         stmgr_id,
                         stmgr_port,
                         metrics_dir: Some(metrics_dir),
+                        max_packet_size: limits.instance,
                     },
                     topology,
                 )?;
@@ -375,7 +387,8 @@ impl Role {
                 ..
             } => {
                 let home = std::env::var_os("HOME").map(PathBuf::from);
-                let config = ckptmgr_config(ids, ckptmgr_id, port, topology.config(), home)?;
+                let mut config = ckptmgr_config(ids, ckptmgr_id, port, topology.config(), home)?;
+                config.max_packet_size = limits.ckptmgr;
                 heron_ckptmgr::run(config)?;
                 Ok(())
             }
@@ -403,11 +416,9 @@ fn ckptmgr_config(
         ckptmgr_id,
         port,
         root,
+        max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
     })
 }
-
-/// The stream manager's largest packet (10 MB, `docs/internals.md`).
-const STMGR_MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ mod error;
 pub mod executor;
 mod kill;
 pub mod layout;
+pub mod limits;
 mod modes;
 pub mod process;
 pub mod resources;

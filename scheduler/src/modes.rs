@@ -19,13 +19,15 @@ fn config<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
     heron_proto::config_value(topology, key)
 }
 
-/// Checks the topology's configured modes: a known reliability mode and, for
+/// Checks the topology's configured modes: packet limits it can have
+/// ([`PacketLimits`](crate::limits::PacketLimits)), a known reliability mode and, for
 /// `EFFECTIVELY_ONCE`, a whole positive checkpoint interval and a storage heron-rs has.
 pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
     let refuse = |reason: String| SchedulerError::Unsupported {
         name: topology.name.clone(),
         reason,
     };
+    crate::limits::PacketLimits::from_config(|k| config(topology, k)).map_err(refuse)?;
     match config(topology, RELIABILITY_MODE) {
         None | Some("ATMOST_ONCE") | Some("ATLEAST_ONCE") => Ok(()),
         Some("EFFECTIVELY_ONCE") => {

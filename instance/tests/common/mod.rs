@@ -202,6 +202,7 @@ pub fn instance_config(
         stmgr_id: "stmgr-1".into(),
         stmgr_port: port,
         metrics_dir: metrics,
+        max_packet_size: heron_instance::MAX_PACKET_SIZE,
     }
 }
 
