@@ -246,7 +246,7 @@ impl<T> AlignedWindows<T> {
         expect_eq("size (ms)", size, r.i64("size")?)?;
         expect_eq("slide (ms)", slide, r.i64("slide")?)?;
         let mut w = AlignedWindows::new(size, slide);
-        w.seq = r.u64("seq")?;
+        w.seq = r.arrivals("seq")?;
         w.closed_until = r.i64("closed until")?;
         let (start, end) = (r.opt_i64("last fired")?, r.opt_i64("last fired")?);
         w.last_fired = start.zip(end).map(|(start, end)| Span { start, end });

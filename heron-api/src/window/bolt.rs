@@ -240,7 +240,7 @@ impl<B: WindowedBolt> WindowedBoltAdapter<B> {
         match &self.config.late {
             Some((stream, _)) => c.emit_stream(stream, &[&t], t.values().to_vec()),
             None => {
-                self.late_dropped += 1;
+                self.late_dropped = self.late_dropped.saturating_add(1);
                 tracing::info!(
                     source = t.source_component(),
                     dropped = self.late_dropped,

@@ -103,7 +103,7 @@ impl<T> CountWindows<T> {
             item,
             fired: false,
         });
-        self.since_fire += 1;
+        self.since_fire = self.since_fire.saturating_add(1);
         // a count length bounds what is held even between windows
         if let Length::Count(n) = self.length {
             while self.items.len() as u64 > n.max(1) {

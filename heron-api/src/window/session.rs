@@ -161,7 +161,7 @@ impl<K: Ord + Clone, T> SessionWindows<K, T> {
         expect_eq("session gap (ms)", gap, r.i64("gap")?)?;
         let mut s = SessionWindows::new(gap);
         s.watermark = r.i64("watermark")?;
-        s.seq = r.u64("seq")?;
+        s.seq = r.arrivals("seq")?;
         for _ in 0..r.len("sessions", 20)? {
             let k = key(r)?;
             let (start, end) = (r.i64("session start")?, r.i64("session end")?);

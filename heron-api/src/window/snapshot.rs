@@ -160,6 +160,17 @@ impl<'a> Reader<'a> {
     pub(crate) fn i64(&mut self, field: &'static str) -> Result<i64, SnapshotError> {
         Ok(i64::from_le_bytes(self.array(field)?))
     }
+    /// An arrival counter: at most 2^62 (no machine ever counts that far, and the count goes
+    /// on from there without overflowing).
+    pub(crate) fn arrivals(&mut self, field: &'static str) -> Result<u64, SnapshotError> {
+        let n = self.u64(field)?;
+        if n > 1 << 62 {
+            return Err(SnapshotError::Inconsistent(
+                "an arrival counter out of range",
+            ));
+        }
+        Ok(n)
+    }
     pub(crate) fn bool(&mut self, field: &'static str) -> Result<bool, SnapshotError> {
         Ok(self.u8(field)? != 0)
     }
