@@ -17,7 +17,7 @@ target/release/heron submit local target/release/examples/slow_bolt -- --out-dir
   --rate "$RATE" --slow-rate $((RATE / 10)) --slow-secs "$SECS" --containers 2 >/dev/null
 rss_of_role() { # role -> "pid rss_kb" lines
   for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "heron-role $1 .*$HOME"; then
+    if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "heron-role $1 .*$HOME"; then
       echo "${p#/proc/} $(awk '/VmRSS/ {print $2}' "$p/status" 2>/dev/null)"
     fi
   done
@@ -39,8 +39,8 @@ while [ $(( $(date +%s) - start )) -lt "$SECS" ]; do
   sleep 10
 done
 last=$(rss_of_role stmgr | awk '{s = s " " $2} END {print s}')
-counts=$(cat "$OUT"/*.count 2>/dev/null | paste -sd' ')
 echo "peak RSS (kB) per role: $(for r in "${!peak[@]}"; do printf '%s %s  ' "$r" "${peak[$r]}"; done)"
 echo "stmgr RSS (kB) after 1 min:${first_min:- n/a}; at the end:$last"
-echo "task counts: $counts"
-pgrep -f "heron-role" >/dev/null && echo "processes alive at the end: $(pgrep -fc "heron-role .*$HOME" || true)"
+echo "tuples per task: $(for f in "$OUT"/*.count; do printf '%s %s  ' "$(basename "$f" .count)" "$(cat "$f")"; done)"
+echo "processes alive at the end: $(pgrep -fc "heron-role .*$HOME" || true)"
+echo "panics in the logs: $(cat "$HOME"/.herondata/topologies/local/*/SlowBolt/log-files/*.log 2>/dev/null | grep -c 'panicked at' || true)"
