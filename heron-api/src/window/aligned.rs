@@ -78,7 +78,8 @@ pub struct Fired<'a, T> {
 }
 
 fn floor_to(x: i64, step: i64) -> i64 {
-    x.div_euclid(step) * step
+    // saturating: a timestamp near i64::MIN has no whole slide below it
+    x.div_euclid(step).saturating_mul(step)
 }
 
 impl<T> AlignedWindows<T> {
@@ -106,7 +107,7 @@ impl<T> AlignedWindows<T> {
 
     /// The start of the first window holding `ts`.
     fn first_start(&self, ts: i64) -> i64 {
-        floor_to(ts.saturating_sub(self.size), self.slide) + self.slide
+        floor_to(ts.saturating_sub(self.size), self.slide).saturating_add(self.slide)
     }
 
     /// Holds `item` (timestamp `ts` ms), unless it is late.
@@ -146,11 +147,14 @@ impl<T> AlignedWindows<T> {
     /// The first window start that can still fire: after the last fired window, and not a
     /// window that closed (empty) under an earlier watermark.
     fn first_open_start(&self) -> i64 {
-        let after_fired = self.last_fired.map_or(i64::MIN, |s| s.start + self.slide);
+        let after_fired = self
+            .last_fired
+            .map_or(i64::MIN, |s| s.start.saturating_add(self.slide));
         let open = if self.closed_until == i64::MIN {
             i64::MIN
         } else {
-            floor_to(self.closed_until.saturating_sub(self.size), self.slide) + self.slide
+            floor_to(self.closed_until.saturating_sub(self.size), self.slide)
+                .saturating_add(self.slide)
         };
         after_fired.max(open)
     }

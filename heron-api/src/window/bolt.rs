@@ -325,7 +325,12 @@ impl<B: WindowedBolt> WindowedBoltAdapter<B> {
             Machine::Session { windows, .. } => windows.next_end()?,
         };
         let wait = at_ms.saturating_sub(self.now_ms(now)).max(0);
-        Some(now + Duration::from_millis(u64::try_from(wait).unwrap_or(u64::MAX)))
+        // a deadline past what an Instant holds is as good as a day away (asked again then)
+        let wait = Duration::from_millis(u64::try_from(wait).unwrap_or(u64::MAX));
+        Some(
+            now.checked_add(wait)
+                .unwrap_or(now + Duration::from_secs(86_400)),
+        )
     }
 }
 

@@ -242,3 +242,27 @@ fn the_bolts_own_state_sits_beside_the_windows() {
         "nothing held from before"
     );
 }
+
+#[test]
+fn extreme_timestamps_are_held_or_late_never_a_panic() {
+    let ms = |n| Length::duration(std::time::Duration::from_millis(n));
+    for config in [
+        WindowConfig::sliding(ms(20), ms(3)).with_timestamp_field("ts"),
+        WindowConfig::session(std::time::Duration::from_millis(7), Fields::new(["k"]))
+            .with_timestamp_field("ts"),
+    ] {
+        let mut t = Task::new(&config, None).unwrap();
+        t.feed(&[
+            Ev::Tuple(1, i64::MIN, 0),
+            Ev::Tuple(2, i64::MIN + 1, 0),
+            Ev::Tuple(3, i64::MAX, 0),
+            Ev::Tuple(4, i64::MAX - 1, 1),
+            Ev::Watermark(0),
+            Ev::Watermark(i64::MAX),
+        ]);
+        let state = t.save();
+        Task::new(&config, Some(&state))
+            .unwrap()
+            .feed(&[Ev::Watermark(i64::MAX)]);
+    }
+}
