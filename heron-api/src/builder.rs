@@ -210,6 +210,7 @@ impl TopologyBuilder {
     /// Heron's defaults are written into it for the keys that are not set.
     pub fn build(mut self, name: &str, config: Config) -> Result<HeronTopology, TopologyError> {
         validate(name, &self.components)?;
+        config.check()?;
         for c in &self.components {
             if let Some(w) = &c.window {
                 let mut effective = config.clone();

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use heron_proto::api;
 
+mod check;
+
 /// `ATMOST_ONCE`, `ATLEAST_ONCE` or `EFFECTIVELY_ONCE`.
 pub const TOPOLOGY_RELIABILITY_MODE: &str = "topology.reliability.mode";
 /// Legacy: `true` means `ATLEAST_ONCE`.

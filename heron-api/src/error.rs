@@ -80,6 +80,16 @@ pub enum TopologyError {
         /// What is wrong.
         reason: String,
     },
+    /// A config value the runtime reads does not parse or is out of range.
+    #[error("topology config {key} = {value:?}: expected {expected}")]
+    InvalidConfig {
+        /// The key.
+        key: String,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
     /// The topology has no spout.
     #[error("topology {0:?} has no spouts")]
     NoSpouts(String),
