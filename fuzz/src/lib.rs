@@ -9,8 +9,8 @@
 //! scripts/fuzz.sh 600 stmgr     # one target for 10 minutes
 //! ```
 //!
-//! Seeds live in `fuzz/corpus/<target>/` (written by `cargo test -p heron-fuzz -- --ignored
-//! write_seeds`), and inputs that once crashed in `fuzz/regressions/<target>/`; `cargo test`
+//! Seeds live in `fuzz/corpus/<target>/` (written by `HERONRS_WRITE_FUZZ_SEEDS=1 cargo test
+//! -p heron-fuzz --test replay`), and inputs that once crashed in `fuzz/regressions/<target>/`; `cargo test`
 //! runs every target over both (`tests/replay.rs`), so a fixed crash stays fixed.
 //!
 //! ```

@@ -1,6 +1,6 @@
 //! The seed inputs of every target: real messages and files, so the fuzzer starts past the
-//! framing and the first checks. `cargo test -p heron-fuzz -- --ignored write_seeds` writes
-//! them to `fuzz/corpus/<target>/`.
+//! framing and the first checks. `HERONRS_WRITE_FUZZ_SEEDS=1 cargo test -p heron-fuzz --test
+//! replay` writes them to `fuzz/corpus/<target>/`.
 
 use bytes::Bytes;
 use heron_api::window::{WindowedBoltAdapter, WINDOW_STATE_KEY};
