@@ -30,7 +30,7 @@ mod bolt;
 mod config;
 mod count;
 mod session;
-mod snapshot;
+pub mod snapshot;
 mod watermark;
 
 pub use aligned::{AlignedWindows, Fired, Inserted, Span};

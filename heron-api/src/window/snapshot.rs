@@ -1,8 +1,8 @@
-//! The bytes of a windowed bolt's pending windows in a checkpoint (`EFFECTIVELY_ONCE`): a
-//! small length-prefixed codec ([`Writer`], [`Reader`]) and the encoding of held tuples.
+//! The bytes of a windowed bolt's pending windows in a checkpoint (`EFFECTIVELY_ONCE`), and
+//! the errors of restoring them.
 //!
 //! A windowed bolt's [`State`](crate::State) keeps its window machinery under the reserved
-//! key [`WINDOW_STATE_KEY`] as [`Value::Bytes`](crate::Value::Bytes), in this layout
+//! key [`WINDOW_STATE_KEY`] as [`Value::Bytes`], in this layout
 //! (integers little endian):
 //!
 //! | bytes | field |
@@ -15,7 +15,7 @@
 //! | 8 | late tuples dropped so far |
 //!
 //! A tuple is its source component, stream and task, its field names and its values (each
-//! as [`Value::encode`](crate::Value::encode) writes it); strings and byte runs are a `u32`
+//! as [`Value::encode`] writes it); strings and byte runs are a `u32`
 //! length and the bytes. Restoring a checkpoint written with other window parameters is
 //! refused with [`SnapshotError::Mismatch`].
 
