@@ -53,8 +53,8 @@ pub fn flux(data: &[u8]) {
     }
 }
 
-/// Records nothing: the windows are what is fuzzed.
-struct Quiet;
+/// Emits each window's size: the windows are what is fuzzed.
+pub(crate) struct Quiet;
 
 impl WindowedBolt for Quiet {
     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
@@ -78,23 +78,43 @@ pub(crate) fn window_configs() -> [WindowConfig; 4] {
     ]
 }
 
+/// A windowed bolt of `config` restored from `state` (none: a clean start), prepared, with
+/// its emitter; `Err` when it refuses the state.
+pub(crate) fn windowed(
+    config: WindowConfig,
+    state: Option<&State>,
+) -> Result<(WindowedBoltAdapter<Quiet>, Emitter), String> {
+    let mut bolt = WindowedBoltAdapter::new(Quiet, config);
+    if let Some(s) = state {
+        bolt.try_init_state(s)?;
+    }
+    let mut d = OutputFieldsDeclarer::new();
+    bolt.declare_output_fields(&mut d);
+    let emitter = Emitter::new("w", 3, ReliabilityMode::EffectivelyOnce, &d.into_streams());
+    bolt.prepare(&TopologyContext::builder("t", "w", 3).build());
+    Ok((bolt, emitter))
+}
+
+/// Feeds `(n, ts)` tuples (key `n % 2`) to a windowed bolt.
+pub(crate) fn feed(
+    bolt: &mut WindowedBoltAdapter<Quiet>,
+    emitter: &mut Emitter,
+    tuples: &[(i64, i64)],
+) {
+    let fields = Fields::new(["n", "ts", "k"]);
+    for &(n, ts) in tuples {
+        let t = Tuple::new("src", "default", 1, fields.clone(), values![n, ts, n % 2]);
+        bolt.execute(&t, &mut OutputCollector::new(emitter));
+    }
+}
+
 /// Restores `state` into windowed bolts of every kind; those that take it go on working.
 fn restore_windows(state: &State) {
     for config in window_configs() {
-        let mut bolt = WindowedBoltAdapter::new(Quiet, config);
-        if bolt.try_init_state(state).is_err() {
+        let Ok((mut bolt, mut emitter)) = windowed(config, Some(state)) else {
             continue;
-        }
-        let mut d = OutputFieldsDeclarer::new();
-        bolt.declare_output_fields(&mut d);
-        let streams = d.into_streams();
-        let mut emitter = Emitter::new("w", 3, ReliabilityMode::EffectivelyOnce, &streams);
-        bolt.prepare(&TopologyContext::builder("t", "w", 3).build());
-        let fields = Fields::new(["n", "ts", "k"]);
-        for (n, ts) in [(1, 5), (2, 1_000), (3, -7)] {
-            let t = Tuple::new("src", "default", 1, fields.clone(), values![n, ts, n % 2]);
-            bolt.execute(&t, &mut OutputCollector::new(&mut emitter));
-        }
+        };
+        feed(&mut bolt, &mut emitter, &[(1, 5), (2, 1_000), (3, -7)]);
         for w in [50, i64::MAX] {
             bolt.on_watermark(w, &mut OutputCollector::new(&mut emitter));
         }

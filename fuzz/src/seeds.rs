@@ -3,9 +3,8 @@
 //! replay` writes them to `fuzz/corpus/<target>/`.
 
 use bytes::Bytes;
-use heron_api::window::{WindowedBoltAdapter, WINDOW_STATE_KEY};
-use heron_api::{values, Bolt, Emitter, Fields, OutputCollector, ReliabilityMode, State, Stateful};
-use heron_api::{OutputFieldsDeclarer, TopologyContext, Tuple};
+use heron_api::window::WINDOW_STATE_KEY;
+use heron_api::{Bolt, OutputCollector, State, Stateful};
 use heron_proto::api::StreamId;
 use heron_proto::ckptmgr::{
     CleanStatefulCheckpointRequest, GetInstanceStateRequest, InitiateStatefulCheckpoint,
@@ -27,6 +26,7 @@ use heron_stmgr::bench_api::instance;
 use heron_testkit::plan::tuple;
 
 use crate::daemons::plan;
+use crate::inputs::{feed, window_configs, windowed};
 
 fn f<M: Message + Name>(conn: u8, m: &M) -> Vec<u8> {
     frame(&ReqId([conn; heron_proto::codec::REQID_LEN]), m).to_vec()
@@ -201,27 +201,10 @@ fn instance_packets() -> Vec<Vec<u8>> {
 
 /// A windowed bolt's checkpointed state after a few tuples, for each kind of windows.
 fn window_states() -> Vec<Vec<u8>> {
-    struct Quiet;
-    impl heron_api::window::WindowedBolt for Quiet {
-        fn execute(
-            &mut self,
-            _w: &heron_api::window::Window<'_>,
-            _c: &mut heron_api::window::WindowCollector<'_, '_>,
-        ) {
-        }
-    }
     let mut out = Vec::new();
-    for config in crate::inputs::window_configs() {
-        let mut bolt = WindowedBoltAdapter::new(Quiet, config);
-        let mut d = OutputFieldsDeclarer::new();
-        bolt.declare_output_fields(&mut d);
-        let mut emitter = Emitter::new("w", 3, ReliabilityMode::EffectivelyOnce, &d.into_streams());
-        bolt.prepare(&TopologyContext::builder("t", "w", 3).build());
-        let fields = Fields::new(["n", "ts", "k"]);
-        for (n, ts) in [(1i64, 5i64), (2, 9), (3, 30), (4, 31)] {
-            let t = Tuple::new("src", "default", 1, fields.clone(), values![n, ts, n % 2]);
-            bolt.execute(&t, &mut OutputCollector::new(&mut emitter));
-        }
+    for config in window_configs() {
+        let (mut bolt, mut emitter) = windowed(config, None).expect("a clean start");
+        feed(&mut bolt, &mut emitter, &[(1, 5), (2, 9), (3, 30), (4, 31)]);
         bolt.on_watermark(20, &mut OutputCollector::new(&mut emitter));
         let mut s = State::new();
         bolt.pre_save("1-1", &mut s);
