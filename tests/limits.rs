@@ -12,14 +12,16 @@ use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::{acked_ids, fresh_example, submit_with_out_dir, wait_for, TestEnv};
+use support::{
+    acked_ids, connect_as_member, fresh_example, submit_with_out_dir, wait_for, TestEnv,
+};
 
 const IDS: u64 = 6_000;
 
 /// Sends the start of a packet announcing `size` bytes (its size, a well-formed type name
-/// and a little of the rest); whether the daemon closed the connection within `wait`.
-fn closed_after_header(port: u16, size: u32, wait: Duration) -> bool {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+/// and a little of the rest) on a connection that passed the topology's handshake; whether
+/// the daemon closed the connection within `wait`.
+fn closed_after_header(mut s: TcpStream, size: u32, wait: Duration) -> bool {
     let name = b"heron.proto.system.HeronTupleSet";
     s.write_all(&size.to_be_bytes()).unwrap();
     s.write_all(&(name.len() as i32).to_be_bytes()).unwrap();
@@ -81,11 +83,19 @@ fn configured_packet_limits_close_only_the_offending_connection() {
     let tmaster_port = u16::try_from(tmaster.server_port).unwrap();
     for (what, port) in [("stream manager", stmgr_port), ("tmaster", tmaster_port)] {
         assert!(
-            closed_after_header(port, over, Duration::from_secs(5)),
+            closed_after_header(
+                connect_as_member(&env, "Ledger", port),
+                over,
+                Duration::from_secs(5)
+            ),
             "the {what} kept a connection announcing a 2 MiB packet over its 1 MiB limit"
         );
         assert!(
-            !closed_after_header(port, under, Duration::from_secs(1)),
+            !closed_after_header(
+                connect_as_member(&env, "Ledger", port),
+                under,
+                Duration::from_secs(1)
+            ),
             "the {what} closed a connection announcing a 512 KiB packet under its limit"
         );
     }

@@ -11,8 +11,8 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 use support::{
-    counter, example, heron_python, processes_mentioning, role_pids, submit_with_out_dir,
-    thread_policies, wait_for, TestEnv,
+    connect_as_member, counter, example, heron_python, processes_mentioning, role_pids,
+    submit_with_out_dir, thread_policies, wait_for, TestEnv,
 };
 
 const WORDS_PER_SPOUT: u64 = 20_000;
@@ -250,12 +250,11 @@ fn every_grouping_routes_correctly_across_two_containers() {
     }
 }
 
-/// Sends `bytes` to 127.0.0.1:`port` and checks that the daemon closes the connection.
-/// With `half_close` we end our side after writing: a daemon can only tell a truncated packet
-/// from a slow peer at EOF. Without it the daemon must close on the bytes alone.
-fn assert_closed_after(port: i32, bytes: &[u8], half_close: bool, what: &str) {
-    let mut s = TcpStream::connect(("127.0.0.1", port as u16))
-        .unwrap_or_else(|e| panic!("connect to {port} for {what}: {e}"));
+/// Sends `bytes` on `s` (connected to `port`) and checks that the daemon closes the
+/// connection. With `half_close` we end our side after writing: a daemon can only tell a
+/// truncated packet from a slow peer at EOF. Without it the daemon must close on the bytes
+/// alone.
+fn assert_closed_after(mut s: TcpStream, port: i32, bytes: &[u8], half_close: bool, what: &str) {
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let _ = s.write_all(bytes);
     if half_close {
@@ -337,7 +336,14 @@ fn daemons_survive_bad_input_and_word_count_keeps_flowing() {
     }
     for (daemon, port) in &ports {
         for (what, bytes, half_close) in bad_inputs() {
-            assert_closed_after(*port, &bytes, half_close, &format!("{what} to {daemon}"));
+            // Past the handshake, where the packet decoders are; and without it, where the
+            // handshake refuses the same bytes.
+            let member = connect_as_member(&env, "WordCount", *port as u16);
+            let what = format!("{what} to {daemon}");
+            assert_closed_after(member, *port, &bytes, half_close, &what);
+            let stranger = TcpStream::connect(("127.0.0.1", *port as u16)).unwrap();
+            let unauthenticated = format!("unauthenticated {what}");
+            assert_closed_after(stranger, *port, &bytes, half_close, &unauthenticated);
         }
     }
     // Everyone is still serving: counts keep growing and no daemon restarted.

@@ -264,6 +264,7 @@ fn a_second_tmaster_waits_for_the_location_then_gives_up() {
         controller_port: 0,
         stats_port: 0,
         ckptmgr_port: None,
+        auth: None,
     };
     let options = heron_tmaster::TmasterOptions {
         establish_retry_times: 3,

@@ -34,6 +34,9 @@ pub struct CkptmgrConfig {
     /// The largest packet accepted (a larger one closes its connection; default
     /// [`MAX_PACKET_SIZE`]).
     pub max_packet_size: usize,
+    /// The topology's secret: a connection must pass its handshake (`heron_auth`) before
+    /// anything it sends is read. `None` only for `heron-rs.auth.required=false`.
+    pub auth: Option<heron_auth::Secret>,
 }
 
 /// Why the checkpoint manager could not start or stopped.

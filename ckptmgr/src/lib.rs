@@ -28,6 +28,7 @@
 //!     port: 0,
 //!     root: dir.path().into(),
 //!     max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
+//!     auth: None,
 //! })
 //! .unwrap();
 //! assert!(server.local_addr().port() > 0);

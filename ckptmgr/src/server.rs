@@ -33,6 +33,7 @@ const MAX_BLOCKING_THREADS: usize = 8;
 ///     port: 0,
 ///     root: "/tmp/checkpoints".into(),
 ///     max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
+///     auth: None,
 /// })
 /// .unwrap();
 /// println!("listening on {}", server.local_addr());
@@ -44,6 +45,7 @@ pub struct Server {
     handler: Arc<Handler<Arc<dyn Storage>>>,
     ckptmgr_id: String,
     max_packet_size: usize,
+    auth: Option<heron_auth::Secret>,
 }
 
 impl Server {
@@ -73,6 +75,7 @@ impl Server {
             handler: Arc::new(Handler::new(cfg.topology_name, cfg.topology_id, storage)),
             ckptmgr_id: cfg.ckptmgr_id,
             max_packet_size: cfg.max_packet_size,
+            auth: cfg.auth,
         })
     }
 
@@ -95,12 +98,13 @@ impl Server {
             handler,
             ckptmgr_id,
             max_packet_size,
+            auth,
         } = self;
         runtime.block_on(async move {
             let listener = TcpListener::from_std(listener)
                 .map_err(|source| CkptmgrError::Bind { addr, source })?;
             info!(%addr, ckptmgr = %ckptmgr_id, "checkpoint manager listening");
-            accept_loop(listener, handler, max_packet_size).await;
+            accept_loop(listener, handler, max_packet_size, auth).await;
             Ok(())
         })
     }
@@ -116,12 +120,19 @@ async fn accept_loop(
     listener: TcpListener,
     handler: Arc<Handler<Arc<dyn Storage>>>,
     max_packet_size: usize,
+    auth: Option<heron_auth::Secret>,
 ) {
     let codec = HeronCodec::new(max_packet_size);
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
-                tokio::spawn(serve_connection(stream, peer, handler.clone(), codec));
+                tokio::spawn(serve_connection(
+                    stream,
+                    peer,
+                    handler.clone(),
+                    codec,
+                    auth.clone(),
+                ));
             }
             Err(e) => {
                 // Out of file descriptors and the like: back off rather than spin.
@@ -138,8 +149,16 @@ async fn serve_connection(
     peer: SocketAddr,
     handler: Arc<Handler<Arc<dyn Storage>>>,
     codec: HeronCodec,
+    auth: Option<heron_auth::Secret>,
 ) {
+    let mut stream = stream;
     let _ = stream.set_nodelay(true);
+    if let Some(secret) = &auth {
+        if let Err(e) = heron_auth::accept(&mut stream, secret).await {
+            warn!(%peer, "refusing a connection from {peer}: authentication failed: {e}");
+            return;
+        }
+    }
     debug!(%peer, "connection accepted");
     let mut framed = Framed::new(stream, codec);
     while let Some(read) = framed.next().await {

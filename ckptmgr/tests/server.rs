@@ -25,6 +25,7 @@ fn start(root: &Path) -> SocketAddr {
         port: 0,
         root: root.to_path_buf(),
         max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
+        auth: None,
     })
     .unwrap();
     let addr = server.local_addr();
@@ -268,6 +269,7 @@ fn a_busy_port_is_a_bind_error() {
         port: taken.local_addr().unwrap().port(),
         root: "/nonexistent".into(),
         max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
+        auth: None,
     })
     .unwrap_err();
     assert!(err.to_string().contains("cannot listen"), "{err}");

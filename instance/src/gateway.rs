@@ -82,6 +82,9 @@ pub(crate) fn connect_and_register(
 ) -> Result<Registered, InstanceError> {
     let mut stream = connect(config, options)?;
     tune_socket(&stream)?;
+    if let Some(secret) = &config.auth {
+        heron_auth::connect_std(&mut stream, secret)?;
+    }
     let reqid = ReqId::random();
     let request = RegisterInstanceRequest {
         instance: Instance {

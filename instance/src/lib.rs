@@ -61,6 +61,9 @@ pub struct InstanceConfig {
     /// connection; `heron.instance.network.options.maximum.packetsize.bytes`, default
     /// [`MAX_PACKET_SIZE`]).
     pub max_packet_size: usize,
+    /// The topology's secret, proven to the stream manager before registering
+    /// (`heron_auth`). `None` only for `heron-rs.auth.required=false`.
+    pub auth: Option<heron_auth::Secret>,
 }
 
 /// Timing knobs of [`run_with_options`]; [`Default`] gives the production values.
@@ -112,6 +115,9 @@ pub enum InstanceError {
         /// The last connection error.
         source: std::io::Error,
     },
+    /// The stream manager did not pass the handshake, or refused ours.
+    #[error("authentication with the stream manager failed: {0}")]
+    Auth(#[from] heron_auth::AuthError),
     /// Socket I/O failed while registering.
     #[error("i/o error talking to the stream manager: {0}")]
     Io(#[from] std::io::Error),

@@ -175,6 +175,8 @@ enum Role {
         stats_port: u16,
         #[arg(long)]
         ckptmgr_port: Option<u16>,
+        #[arg(long)]
+        auth_secret_file: Option<PathBuf>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -196,6 +198,8 @@ enum Role {
         instance_ids: Vec<String>,
         #[arg(long)]
         ckptmgr_port: Option<u16>,
+        #[arg(long)]
+        auth_secret_file: Option<PathBuf>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -215,6 +219,8 @@ enum Role {
         stmgr_id: String,
         #[arg(long)]
         stmgr_port: u16,
+        #[arg(long)]
+        auth_secret_file: Option<PathBuf>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -226,6 +232,8 @@ enum Role {
         ckptmgr_id: String,
         #[arg(long)]
         port: u16,
+        #[arg(long)]
+        auth_secret_file: Option<PathBuf>,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -306,6 +314,7 @@ impl Role {
                 controller_port,
                 stats_port,
                 ckptmgr_port,
+                auth_secret_file,
                 ..
             } => {
                 let config = heron_tmaster::TmasterConfig {
@@ -317,6 +326,7 @@ impl Role {
                     controller_port,
                     stats_port,
                     ckptmgr_port,
+                    auth: load_auth(auth_secret_file.as_deref(), topology)?,
                 };
                 let options = heron_tmaster::TmasterOptions {
                     max_packet_size: limits.tmaster,
@@ -334,6 +344,7 @@ impl Role {
                 local_data_port,
                 instance_ids,
                 ckptmgr_port,
+                auth_secret_file,
                 ..
             } => {
                 heron_stmgr::run(heron_stmgr::StmgrConfig {
@@ -347,6 +358,7 @@ impl Role {
                     instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
                     max_packet_size: limits.stmgr,
                     ckptmgr_port,
+                    auth: load_auth(auth_secret_file.as_deref(), topology)?,
                 })?;
                 Ok(())
             }
@@ -358,6 +370,7 @@ impl Role {
                 component_index,
                 stmgr_id,
                 stmgr_port,
+                auth_secret_file,
                 ..
             } => {
                 let metrics_dir = std::env::current_dir()
@@ -375,6 +388,7 @@ impl Role {
                         stmgr_port,
                         metrics_dir: Some(metrics_dir),
                         max_packet_size: limits.instance,
+                        auth: load_auth(auth_secret_file.as_deref(), topology)?,
                     },
                     topology,
                 )?;
@@ -384,15 +398,38 @@ impl Role {
                 ids,
                 ckptmgr_id,
                 port,
+                auth_secret_file,
                 ..
             } => {
                 let home = std::env::var_os("HOME").map(PathBuf::from);
                 let mut config = ckptmgr_config(ids, ckptmgr_id, port, topology.config(), home)?;
                 config.max_packet_size = limits.ckptmgr;
+                config.auth = load_auth(auth_secret_file.as_deref(), topology)?;
                 heron_ckptmgr::run(config)?;
                 Ok(())
             }
         }
+    }
+}
+
+/// The topology's secret for a daemon role: read from `--auth-secret-file` unless the
+/// topology turns authentication off (`heron-rs.auth.required=false`); a topology that wants
+/// it and no file given is refused, so no daemon runs open by mistake.
+fn load_auth(
+    file: Option<&std::path::Path>,
+    topology: &HeronTopology,
+) -> Result<Option<heron_auth::Secret>, RoleError> {
+    let required = heron_auth::required(topology.config().get(heron_auth::REQUIRED_KEY))
+        .map_err(RoleError::Config)?;
+    match (required, file) {
+        (false, _) => Ok(None),
+        (true, Some(path)) => heron_auth::Secret::load(path)
+            .map(Some)
+            .map_err(|e| RoleError::Config(e.to_string())),
+        (true, None) => Err(RoleError::Config(format!(
+            "{} is on (the default) but no --auth-secret-file was given",
+            heron_auth::REQUIRED_KEY
+        ))),
     }
 }
 
@@ -417,6 +454,7 @@ fn ckptmgr_config(
         port,
         root,
         max_packet_size: heron_ckptmgr::MAX_PACKET_SIZE,
+        auth: None,
     })
 }
 

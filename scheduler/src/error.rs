@@ -78,6 +78,9 @@ pub enum SchedulerError {
         /// The error.
         source: std::io::Error,
     },
+    /// The topology's secret could not be written or read.
+    #[error("topology secret: {0}")]
+    Auth(#[from] heron_auth::AuthError),
     /// The executor cannot run its container.
     #[error("executor: {0}")]
     Executor(String),

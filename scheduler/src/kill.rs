@@ -104,6 +104,7 @@ pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
     }
     state.delete_topology(name)?;
     layout::remove_pid_files(&working_dir)?;
+    remove_secret(&working_dir)?;
     Ok(KillReport {
         name: name.clone(),
         working_dir,
@@ -133,6 +134,18 @@ fn group_is_topologys(pgid: i32, name: &str) -> bool {
         );
     }
     ours
+}
+
+/// Deletes the topology's secret: a killed topology's token opens nothing any more.
+fn remove_secret(working_dir: &std::path::Path) -> Result<(), SchedulerError> {
+    let path = layout::secret_file(working_dir);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SchedulerError::io(format!("removing {}", path.display()))(
+            e,
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! ```text
 //! ~/.herondata/topologies/<cluster>/<role>/<topology>/   working dir of every process
 //!     executor-<N>.pid                                    pid (= process group) of executor N
+//!     auth/secret                                         the topology's secret (mode 0600)
 //!     log-files/<name>.log                                executor-N, tmaster, stmgr-N, <instance id>
 //!     metrics/<instance id>                               instance counters
 //! ```
@@ -32,6 +33,12 @@ pub fn log_file(working_dir: &Path, name: &str) -> PathBuf {
 /// `<working dir>/metrics`.
 pub fn metrics_dir(working_dir: &Path) -> PathBuf {
     working_dir.join("metrics")
+}
+
+/// `<working dir>/auth/secret`: the topology's secret (`heron_auth`), mode 0600 in a 0700
+/// directory, written by `heron submit` and read by every process and by the CLI.
+pub fn secret_file(working_dir: &Path) -> PathBuf {
+    working_dir.join("auth").join("secret")
 }
 
 /// `<working dir>/executor-<shard>.pid`.

@@ -32,11 +32,12 @@ mod update;
 pub use define::define_topology;
 pub use error::SchedulerError;
 pub use kill::{kill, KillReport, KillRequest};
+pub use modes::auth_required;
 pub use restart::{restart, RestartRequest};
 pub use submit::{
     check_binary, default_role, ensure_not_running, execution_state, launch_executors,
-    new_topology_id, pack, prepare_working_dir, submit, submit_with_progress, write_state,
-    ExecutorProcess, SubmitEvent, SubmitRequest, Submitted,
+    new_topology_id, pack, prepare_working_dir, submit, submit_with_progress, write_secret,
+    write_state, ExecutorProcess, SubmitEvent, SubmitRequest, Submitted,
 };
 pub use update::{update, UpdateReport, UpdateRequest};
 

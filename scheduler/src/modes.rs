@@ -28,6 +28,7 @@ pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerE
         reason,
     };
     crate::limits::PacketLimits::from_config(|k| config(topology, k)).map_err(refuse)?;
+    auth_required(topology)?;
     match config(topology, RELIABILITY_MODE) {
         None | Some("ATMOST_ONCE") | Some("ATLEAST_ONCE") => Ok(()),
         Some("EFFECTIVELY_ONCE") => {
@@ -55,6 +56,17 @@ pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerE
             ),
         }),
     }
+}
+
+/// `true` unless the topology sets `heron-rs.auth.required=false`
+/// ([`heron_auth::REQUIRED_KEY`]); a value other than true or false is refused.
+pub fn auth_required(topology: &api::Topology) -> Result<bool, SchedulerError> {
+    heron_auth::required(config(topology, heron_auth::REQUIRED_KEY)).map_err(|reason| {
+        SchedulerError::Unsupported {
+            name: topology.name.clone(),
+            reason,
+        }
+    })
 }
 
 #[cfg(test)]

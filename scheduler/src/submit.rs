@@ -181,6 +181,7 @@ pub fn submit_with_progress(
     let described = state.describe();
     progress(SubmitEvent::StateWritten { state: &described });
     let launched = prepare_working_dir(req, &topology.name).and_then(|wd| {
+        write_secret(&topology, &wd)?;
         let mut shards = vec![0];
         shards.extend(plan.container_plans.iter().map(|c| c.id));
         let req = SubmitRequest {
@@ -375,6 +376,19 @@ fn rollback(state: &dyn StateManager, name: &str, dirs: &[StateDir]) {
             tracing::warn!("rolling back {}/{name}: {e}", dir.name());
         }
     }
+}
+
+/// Makes the topology's secret (`<working dir>/auth/secret`, mode 0600) when its config
+/// wants authentication, replacing one a previous run left; removes a stale one otherwise.
+pub fn write_secret(topology: &api::Topology, working_dir: &Path) -> Result<(), SchedulerError> {
+    let path = layout::secret_file(working_dir);
+    if crate::auth_required(topology)? {
+        heron_auth::Secret::create(&path)?;
+    } else if path.exists() {
+        std::fs::remove_file(&path)
+            .map_err(SchedulerError::io(format!("removing {}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// Creates the working directory with its `log-files` and `metrics` directories and copies

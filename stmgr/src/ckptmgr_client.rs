@@ -22,13 +22,14 @@ use tracing::{debug, info, warn};
 /// 127.0.0.1:`port`; its packets and the connection's ups and downs become events.
 pub(crate) async fn run(
     port: u16,
+    auth: Option<heron_auth::Secret>,
     codec: HeronCodec,
     mut frames: mpsc::UnboundedReceiver<Bytes>,
     events: mpsc::Sender<Event>,
 ) {
     let mut logged = false;
     loop {
-        let stream = match TcpStream::connect(("127.0.0.1", port)).await {
+        let stream = match connect(port, auth.as_ref()).await {
             Ok(s) => s,
             Err(e) => {
                 if !logged {
@@ -42,7 +43,6 @@ pub(crate) async fn run(
             }
         };
         logged = false;
-        let _ = stream.set_nodelay(true);
         info!("connected to the checkpoint manager on port {port}");
         if events.send(Event::CkptmgrUp).await.is_err() {
             return;
@@ -78,4 +78,18 @@ pub(crate) async fn run(
         debug!("reconnecting to the checkpoint manager");
         tokio::time::sleep(RECONNECT_INTERVAL).await;
     }
+}
+
+/// Connects to 127.0.0.1:`port` and proves this stream manager with the topology's secret.
+async fn connect(port: u16, auth: Option<&heron_auth::Secret>) -> Result<TcpStream, String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    if let Some(secret) = auth {
+        heron_auth::connect(&mut stream, secret)
+            .await
+            .map_err(|e| format!("authentication failed: {e}"))?;
+    }
+    Ok(stream)
 }

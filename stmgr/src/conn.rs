@@ -164,25 +164,43 @@ async fn write_loop(
     let _ = w.shutdown().await;
 }
 
-/// Accepts connections on `listener` and hands each to the core as an [`Event::Accepted`].
+/// Accepts connections on `listener` and hands each to the core as an [`Event::Accepted`];
+/// with a secret, only once the peer has passed the handshake (in a task of its own, so a
+/// slow or silent peer holds up no one). A peer that fails it is logged with its address and
+/// closed; the core never hears of it, so it cannot displace a registered peer.
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     kind: Incoming,
+    auth: Option<heron_auth::Secret>,
     events: mpsc::Sender<Event>,
 ) {
     loop {
         match listener.accept().await {
-            Ok((stream, peer)) => {
+            Ok((mut stream, peer)) => {
                 if let Err(e) = crate::net::tune_data_socket(&stream) {
                     debug!(%peer, "cannot set the socket options: {e}");
                 }
-                if events
-                    .send(Event::Accepted { stream, peer, kind })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
+                let Some(secret) = auth.clone() else {
+                    if events
+                        .send(Event::Accepted { stream, peer, kind })
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                    continue;
+                };
+                let events = events.clone();
+                tokio::spawn(async move {
+                    match heron_auth::accept(&mut stream, &secret).await {
+                        Ok(()) => {
+                            let _ = events.send(Event::Accepted { stream, peer, kind }).await;
+                        }
+                        Err(e) => {
+                            warn!(%peer, "refusing a {kind:?} connection from {peer}: authentication failed: {e}")
+                        }
+                    }
+                });
             }
             Err(e) => {
                 // Usually out of file descriptors; give the process a moment.

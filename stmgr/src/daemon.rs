@@ -15,7 +15,7 @@ use crate::core::{Action, Core, CoreConfig};
 use crate::error::StmgrError;
 use crate::event::Event;
 use crate::ids::{ConnId, Incoming};
-use crate::stmgr_client;
+use crate::stmgr_client::{self, Introduction};
 use crate::tmaster_client::TmasterClient;
 use bytes::BytesMut;
 use heron_proto::stmgr::StrMgrHelloRequest;
@@ -63,9 +63,15 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     tokio::spawn(conn::accept_loop(
         instances,
         Incoming::Instance,
+        config.auth.clone(),
         events.clone(),
     ));
-    tokio::spawn(conn::accept_loop(stmgrs, Incoming::Stmgr, events.clone()));
+    tokio::spawn(conn::accept_loop(
+        stmgrs,
+        Incoming::Stmgr,
+        config.auth.clone(),
+        events.clone(),
+    ));
 
     let (registration, instances_rx) = watch::channel(None);
     let (to_tmaster, outgoing) = mpsc::unbounded_channel();
@@ -73,6 +79,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     if let Some(port) = config.ckptmgr_port {
         tokio::spawn(crate::ckptmgr_client::run(
             port,
+            config.auth.clone(),
             codec,
             ckptmgr_frames,
             events.clone(),
@@ -86,6 +93,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
             StmgrError::Config(format!("cannot open {}: {e}", config.state_manager))
         })?,
         codec,
+        auth: config.auth.clone(),
         instances: instances_rx,
         events: events.clone(),
         outgoing,
@@ -97,10 +105,13 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         handles: HashMap::new(),
         next_conn: 0,
         codec,
-        hello: StrMgrHelloRequest {
-            topology_name: config.topology_name.clone(),
-            topology_id: config.topology_id.clone(),
-            stmgr: config.stmgr_id.clone(),
+        intro: Introduction {
+            hello: StrMgrHelloRequest {
+                topology_name: config.topology_name.clone(),
+                topology_id: config.topology_id.clone(),
+                stmgr: config.stmgr_id.clone(),
+            },
+            auth: config.auth.clone(),
         },
         events,
         registration,
@@ -114,6 +125,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         counters_dir: std::env::current_dir().unwrap_or_default().join("metrics"),
         state_manager: config.state_manager.clone(),
         hostname: config.host.clone(),
+        auth: config.auth.clone(),
     });
     let mut metrics_at = Instant::now();
     let mut times =
@@ -215,7 +227,7 @@ struct Shell {
     handles: HashMap<ConnId, ConnHandle>,
     next_conn: ConnId,
     codec: HeronCodec,
-    hello: StrMgrHelloRequest,
+    intro: Introduction,
     events: mpsc::Sender<Event>,
     registration: watch::Sender<Option<Vec<heron_proto::system::Instance>>>,
     to_tmaster: mpsc::UnboundedSender<bytes::Bytes>,
@@ -295,7 +307,7 @@ impl Shell {
                         host,
                         port,
                         attempt,
-                        self.hello.clone(),
+                        self.intro.clone(),
                         self.codec,
                         self.events.clone(),
                     ));

@@ -179,6 +179,8 @@ pub struct PublisherConfig {
     pub state_manager: StateManagerSpec,
     /// This host, for exception records.
     pub hostname: String,
+    /// The topology's secret, proven on each connection to the tmaster.
+    pub auth: Option<heron_auth::Secret>,
 }
 
 /// Starts the publisher thread; the event loop updates the returned slot.
@@ -456,7 +458,11 @@ impl Publisher {
         let location = self.location()?;
         if self.conn.as_ref().map(|(l, _)| l) != Some(&location) {
             let addr = format!("{}:{}", location.host, location.server_port);
-            let stream = TcpStream::connect(&addr).map_err(|e| format!("{addr}: {e}"))?;
+            let mut stream = TcpStream::connect(&addr).map_err(|e| format!("{addr}: {e}"))?;
+            if let Some(secret) = &self.config.auth {
+                heron_auth::connect_std(&mut stream, secret)
+                    .map_err(|e| format!("{addr}: authentication failed: {e}"))?;
+            }
             stream
                 .set_write_timeout(Some(Duration::from_secs(5)))
                 .map_err(|e| e.to_string())?;

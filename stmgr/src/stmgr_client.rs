@@ -13,11 +13,23 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tracing::{debug, warn};
 
+/// How this stream manager introduces itself to a peer: the topology's secret (proven
+/// first, see `heron_auth`) and then the hello naming it.
+#[derive(Clone, Debug)]
+pub(crate) struct Introduction {
+    /// Names this stream manager and its topology.
+    pub hello: StrMgrHelloRequest,
+    /// The topology's secret; `None` with `heron-rs.auth.required=false`.
+    pub auth: Option<heron_auth::Secret>,
+}
+
 /// Why an attempt failed.
 #[derive(Debug, thiserror::Error)]
 enum HelloError {
     #[error("connect failed: {0}")]
     Connect(std::io::Error),
+    #[error("authentication failed: {0}")]
+    Auth(#[from] heron_auth::AuthError),
     #[error("{0}")]
     Codec(#[from] CodecError),
     #[error("the connection closed before the hello response")]
@@ -37,12 +49,12 @@ pub(crate) async fn connect(
     host: String,
     port: u16,
     attempt: u64,
-    hello: StrMgrHelloRequest,
+    intro: Introduction,
     codec: HeronCodec,
     events: mpsc::Sender<Event>,
 ) {
     let outcome =
-        match tokio::time::timeout(REQUEST_TIMEOUT, handshake(&host, port, &hello, codec)).await {
+        match tokio::time::timeout(REQUEST_TIMEOUT, handshake(&host, port, &intro, codec)).await {
             Ok(r) => r,
             Err(_) => Err(HelloError::Timeout(REQUEST_TIMEOUT)),
         };
@@ -69,16 +81,21 @@ pub(crate) async fn connect(
 async fn handshake(
     host: &str,
     port: u16,
-    hello: &StrMgrHelloRequest,
+    intro: &Introduction,
     codec: HeronCodec,
 ) -> Result<(TcpStream, BytesMut), HelloError> {
-    let stream = TcpStream::connect((host, port))
+    let mut stream = TcpStream::connect((host, port))
         .await
         .map_err(HelloError::Connect)?;
     crate::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
+    if let Some(secret) = &intro.auth {
+        heron_auth::connect(&mut stream, secret).await?;
+    }
     let mut framed = Framed::new(stream, codec);
     let reqid = ReqId::random();
-    framed.send(Packet::from_message(reqid, hello)).await?;
+    framed
+        .send(Packet::from_message(reqid, &intro.hello))
+        .await?;
     let packet = framed.next().await.ok_or(HelloError::Closed)??;
     if packet.reqid != reqid {
         return Err(HelloError::Unexpected(format!(

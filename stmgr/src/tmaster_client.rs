@@ -29,6 +29,8 @@ use tracing::{debug, info, warn};
 enum SessionError {
     #[error("connect failed: {0}")]
     Connect(std::io::Error),
+    #[error("authentication failed: {0}")]
+    Auth(#[from] heron_auth::AuthError),
     #[error("{0}")]
     Codec(#[from] CodecError),
     #[error("the tmaster closed the connection")]
@@ -55,6 +57,8 @@ pub(crate) struct TmasterClient {
     pub stmgr: StMgr,
     pub state: Arc<dyn StateManager>,
     pub codec: HeronCodec,
+    /// The topology's secret, proven before registering.
+    pub auth: Option<heron_auth::Secret>,
     /// The instance records to register with; `None` until every instance registered.
     pub instances: watch::Receiver<Option<Vec<Instance>>>,
     pub events: mpsc::Sender<Event>,
@@ -128,7 +132,7 @@ impl TmasterClient {
     ) -> Result<(), SessionError> {
         let port = u16::try_from(location.server_port)
             .map_err(|_| SessionError::Moved(format!("invalid port {}", location.server_port)))?;
-        let stream = timeout(
+        let mut stream = timeout(
             REQUEST_TIMEOUT,
             TcpStream::connect((location.host.as_str(), port)),
         )
@@ -136,6 +140,9 @@ impl TmasterClient {
         .map_err(|_| SessionError::Timeout(REQUEST_TIMEOUT))?
         .map_err(SessionError::Connect)?;
         let _ = stream.set_nodelay(true);
+        if let Some(secret) = &self.auth {
+            heron_auth::connect(&mut stream, secret).await?;
+        }
         let mut conn = Framed::new(stream, self.codec);
         let request = StMgrRegisterRequest {
             stmgr: self.stmgr.clone(),

@@ -308,3 +308,22 @@ pub fn acked_ids(out: &Path) -> std::collections::HashSet<u64> {
     }
     ids
 }
+
+/// The secret `heron submit` wrote for topology `name` (`<working dir>/auth/secret`).
+pub fn topology_secret(env: &TestEnv, name: &str) -> heron_auth::Secret {
+    let dir = env
+        .working_dir(name)
+        .unwrap_or_else(|| panic!("no working directory for {name}"));
+    let path = heron_scheduler::layout::secret_file(&dir);
+    heron_auth::Secret::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Connects to a daemon of topology `name` on 127.0.0.1:`port` and passes the handshake with
+/// the topology's secret, as its own processes do: what is sent next reaches the decoders.
+pub fn connect_as_member(env: &TestEnv, name: &str, port: u16) -> std::net::TcpStream {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))
+        .unwrap_or_else(|e| panic!("connect to {port}: {e}"));
+    heron_auth::connect_std(&mut s, &topology_secret(env, name))
+        .unwrap_or_else(|e| panic!("handshake with port {port}: {e}"));
+    s
+}

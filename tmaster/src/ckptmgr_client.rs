@@ -25,12 +25,13 @@ pub(crate) async fn run(
     port: u16,
     topology_name: String,
     topology_id: String,
+    auth: Option<heron_auth::Secret>,
     codec: HeronCodec,
     mut frames: mpsc::UnboundedReceiver<Bytes>,
 ) {
     let mut logged = false;
     loop {
-        let stream = match TcpStream::connect(("127.0.0.1", port)).await {
+        let stream = match connect(port, auth.as_ref()).await {
             Ok(s) => s,
             Err(e) => {
                 if !logged {
@@ -101,4 +102,17 @@ fn log_answer(p: &Packet) {
             "unexpected message from the checkpoint manager"
         );
     }
+}
+
+/// Connects to 127.0.0.1:`port` and proves the tmaster with the topology's secret.
+async fn connect(port: u16, auth: Option<&heron_auth::Secret>) -> Result<TcpStream, String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(secret) = auth {
+        heron_auth::connect(&mut stream, secret)
+            .await
+            .map_err(|e| format!("authentication failed: {e}"))?;
+    }
+    Ok(stream)
 }

@@ -25,6 +25,10 @@ pub struct TmasterConfig {
     pub stats_port: u16,
     /// Port of the container's checkpoint manager on 127.0.0.1 (`EFFECTIVELY_ONCE` only).
     pub ckptmgr_port: Option<u16>,
+    /// The topology's secret: connections to the server port must pass its handshake
+    /// (`heron_auth`), the controller wants its bearer token, and the tmaster proves itself
+    /// to the checkpoint manager with it. `None` only for `heron-rs.auth.required=false`.
+    pub auth: Option<heron_auth::Secret>,
 }
 
 /// Tunables. [`Default`] gives Heron's values.

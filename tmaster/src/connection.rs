@@ -28,8 +28,18 @@ pub(crate) async fn serve(
     events: mpsc::Sender<Event>,
     codec: HeronCodec,
     outbox_capacity: usize,
+    auth: Option<heron_auth::Secret>,
 ) {
+    let mut stream = stream;
     let _ = stream.set_nodelay(true);
+    if let Some(secret) = &auth {
+        // Before the shell hears of the connection: a peer without the secret can neither
+        // register nor displace a registered stream manager.
+        if let Err(e) = heron_auth::accept(&mut stream, secret).await {
+            warn!(%peer, conn, "refusing a connection from {peer}: authentication failed: {e}");
+            return;
+        }
+    }
     let (outbox, mut outgoing) = mpsc::channel::<Bytes>(outbox_capacity.max(1));
     if events
         .send(Event::Connected { conn, peer, outbox })

@@ -138,13 +138,18 @@ async fn serve(
         options.stmgr_state_timeout,
     );
     let (events_tx, events) = mpsc::channel(1024);
-    let control = tokio::spawn(http::serve(controller, events_tx.clone()));
+    let control = tokio::spawn(http::serve(
+        controller,
+        events_tx.clone(),
+        config.auth.clone(),
+    ));
     state_watch::spawn(&state, &config.topology_name, &events_tx);
     let server = tokio::spawn(server::accept_loop(
         listener,
         events_tx,
         HeronCodec::new(options.max_packet_size),
         options.outbox_capacity,
+        config.auth.clone(),
     ));
     let mut core = core::Core::new(
         location.clone(),
@@ -195,6 +200,7 @@ async fn serve(
                 port,
                 config.topology_name.clone(),
                 config.topology_id.clone(),
+                config.auth.clone(),
                 HeronCodec::new(options.max_packet_size),
                 rx,
             ));

@@ -15,6 +15,7 @@ pub(crate) async fn accept_loop(
     events: mpsc::Sender<Event>,
     codec: HeronCodec,
     outbox_capacity: usize,
+    auth: Option<heron_auth::Secret>,
 ) {
     let mut next: ConnId = 1;
     loop {
@@ -29,6 +30,7 @@ pub(crate) async fn accept_loop(
                     events.clone(),
                     codec,
                     outbox_capacity,
+                    auth.clone(),
                 ));
             }
             Err(e) => {

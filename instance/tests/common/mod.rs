@@ -203,6 +203,7 @@ pub fn instance_config(
         stmgr_port: port,
         metrics_dir: metrics,
         max_packet_size: heron_instance::MAX_PACKET_SIZE,
+        auth: None,
     }
 }
 

@@ -52,11 +52,39 @@ pub fn controller_request(
     for (k, v) in extra {
         query.push_str(&format!("&{k}={}", encode(v)));
     }
-    let (status, body) = post(&loc.host, port, &query)?;
+    let token = bearer_token(r, name, &topology)?;
+    let (status, body) = post(&loc.host, port, &query, token.as_deref())?;
     if status != 200 {
         bail!("{path} {name} refused by the tmaster (HTTP {status}): {body}");
     }
     Ok(())
+}
+
+/// The controller's bearer token, from the secret `heron submit` wrote in the topology's
+/// working directory; `None` for a topology with `heron-rs.auth.required=false`.
+fn bearer_token(
+    r: &Resolved,
+    name: &str,
+    topology: &heron_proto::api::Topology,
+) -> anyhow::Result<Option<String>> {
+    if !heron_scheduler::auth_required(topology)? {
+        return Ok(None);
+    }
+    let working_dir = heron_scheduler::layout::working_dir(
+        &heron_statemgr::home_dir(),
+        &r.target.cluster,
+        &r.target.role,
+        name,
+    );
+    let path = heron_scheduler::layout::secret_file(&working_dir);
+    let secret = heron_auth::Secret::load(&path).with_context(|| {
+        format!(
+            "the controller of {name} needs the topology's token, read from the secret heron \
+             submit wrote (is {} the role that submitted it?)",
+            r.target.role
+        )
+    })?;
+    Ok(Some(secret.bearer_token()))
 }
 
 /// `heron restart`.

@@ -7,15 +7,24 @@ use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// POSTs `path_and_query` (already encoded) to `host:port`; returns the status and body.
-pub fn post(host: &str, port: u16, path_and_query: &str) -> anyhow::Result<(u16, String)> {
+/// POSTs `path_and_query` (already encoded) to `host:port`, with `Authorization: Bearer
+/// <token>` when given; returns the status and body.
+pub fn post(
+    host: &str,
+    port: u16,
+    path_and_query: &str,
+    token: Option<&str>,
+) -> anyhow::Result<(u16, String)> {
     let mut stream = TcpStream::connect((host, port))
         .with_context(|| format!("connecting to the tmaster controller at {host}:{port}"))?;
     stream.set_read_timeout(Some(TIMEOUT))?;
     stream.set_write_timeout(Some(TIMEOUT))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     write!(
         stream,
-        "POST {path_and_query} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "POST {path_and_query} HTTP/1.1\r\nHost: {host}:{port}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
     )?;
     let mut raw = Vec::new();
     stream

@@ -65,7 +65,8 @@ fn what_the_executor_starts_parses_as_roles() {
         stats: 7003,
         ckptmgr: None,
     };
-    let tm = &container_processes(&executor_config(0), &plan(), tm_ports).unwrap()[0];
+    let secret = std::path::Path::new("/wd/auth/secret");
+    let tm = &container_processes(&executor_config(0), &plan(), tm_ports, Some(secret)).unwrap()[0];
     let role = parse(&tm.args[1..]).unwrap();
     assert_eq!(role.process_name(), "tmaster");
     assert_eq!(role.user_args(), strs("--containers 2 -- x"));
@@ -77,12 +78,14 @@ fn what_the_executor_starts_parses_as_roles() {
         state_manager,
         host,
         ckptmgr_port,
+        auth_secret_file,
         ..
     } = role
     else {
         panic!("not tmaster")
     };
     assert_eq!(ckptmgr_port, None, "not stateful");
+    assert_eq!(auth_secret_file.as_deref(), Some(secret));
     assert_eq!(
         (ids.topology_name.as_str(), ids.topology_id.as_str()),
         ("T", "T-1")
@@ -101,7 +104,20 @@ fn what_the_executor_starts_parses_as_roles() {
         local_data: 7102,
         ckptmgr: None,
     };
-    let specs = container_processes(&executor_config(1), &plan(), sm_ports).unwrap();
+    let specs = container_processes(&executor_config(1), &plan(), sm_ports, Some(secret)).unwrap();
+    for spec in &specs {
+        let role = parse(&spec.args[1..]).unwrap();
+        let (Role::Stmgr {
+            auth_secret_file, ..
+        }
+        | Role::Instance {
+            auth_secret_file, ..
+        }) = role
+        else {
+            panic!("{} is neither a stmgr nor an instance", spec.name)
+        };
+        assert_eq!(auth_secret_file.as_deref(), Some(secret), "{}", spec.name);
+    }
     let Role::Stmgr {
         stmgr_id,
         data_port,
@@ -148,7 +164,7 @@ fn stateful_containers_run_a_checkpoint_manager_role() {
         stats: 7003,
         ckptmgr: Some(7004),
     };
-    let specs = container_processes(&executor_config(0), &plan(), tm_ports).unwrap();
+    let specs = container_processes(&executor_config(0), &plan(), tm_ports, None).unwrap();
     let Role::Tmaster { ckptmgr_port, .. } = parse(&specs[0].args[1..]).unwrap() else {
         panic!("not tmaster")
     };
@@ -177,7 +193,7 @@ fn stateful_containers_run_a_checkpoint_manager_role() {
         local_data: 7102,
         ckptmgr: Some(7103),
     };
-    let specs = container_processes(&executor_config(1), &plan(), sm_ports).unwrap();
+    let specs = container_processes(&executor_config(1), &plan(), sm_ports, None).unwrap();
     let Role::Stmgr { ckptmgr_port, .. } = parse(&specs[0].args[1..]).unwrap() else {
         panic!("not stmgr")
     };

@@ -10,7 +10,10 @@ mod signals;
 mod supervise;
 mod supervisor;
 
-pub use plan::{container_processes, free_ports, is_effectively_once, ContainerPorts, ProcessSpec};
+pub use plan::{
+    auth_secret_file, container_processes, free_ports, is_effectively_once, ContainerPorts,
+    ProcessSpec,
+};
 pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};
 
@@ -71,6 +74,7 @@ pub fn run(cfg: ExecutorConfig) -> Result<(), SchedulerError> {
         return Ok(());
     };
     let ports = ContainerPorts::pick(cfg.shard, is_effectively_once(&topology))?;
+    let auth = auth_secret_file(&topology, &cfg.working_dir)?;
     // Containers >= 1 follow the packing plan (`heron update`); the tmaster's container does
     // not depend on it (the tmaster restarts itself on a change).
     let watch = if cfg.shard > 0 {
@@ -85,7 +89,7 @@ pub fn run(cfg: ExecutorConfig) -> Result<(), SchedulerError> {
         None
     };
     loop {
-        let specs = container_processes(&cfg, &plan, ports)?;
+        let specs = container_processes(&cfg, &plan, ports, auth.as_deref())?;
         tracing::info!("ports {ports:?}; {} processes", specs.len());
         for spec in &specs {
             tracing::debug!("{}: {}", spec.name, spec.args.join(" "));

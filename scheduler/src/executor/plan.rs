@@ -7,6 +7,7 @@ use crate::SchedulerError;
 use heron_proto::api;
 use heron_proto::system::PackingPlan;
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 
 /// `true` when the topology's `topology.reliability.mode` is `EFFECTIVELY_ONCE`: its
 /// containers then run a checkpoint manager each.
@@ -18,6 +19,28 @@ pub fn is_effectively_once(topology: &api::Topology) -> bool {
         .any(|kv| {
             kv.key == "topology.reliability.mode" && kv.value.as_deref() == Some("EFFECTIVELY_ONCE")
         })
+}
+
+/// The topology's secret file when its config wants authentication (the default, see
+/// [`heron_auth::REQUIRED_KEY`]): `<working dir>/auth/secret`, which `heron submit` wrote.
+/// A missing file is an error: the daemons would refuse to start without it.
+pub fn auth_secret_file(
+    topology: &api::Topology,
+    working_dir: &Path,
+) -> Result<Option<PathBuf>, SchedulerError> {
+    if !crate::auth_required(topology)? {
+        return Ok(None);
+    }
+    let path = crate::layout::secret_file(working_dir);
+    if !path.is_file() {
+        return Err(SchedulerError::Executor(format!(
+            "{} is missing: the topology wants authentication ({}) and heron submit writes \
+             its secret there",
+            path.display(),
+            heron_auth::REQUIRED_KEY
+        )));
+    }
+    Ok(Some(path))
 }
 
 /// One process of the container: its name (log file `log-files/<name>.log`) and the
@@ -141,11 +164,13 @@ fn seed() -> u64 {
 /// The processes of the executor's container: the tmaster for shard 0; for shard N the
 /// stream manager `stmgr-N` and then one instance per instance plan of container N. When the
 /// ports hold a checkpoint manager port, `ckptmgr-<shard>` follows the tmaster or stream
-/// manager, which get `--ckptmgr-port`.
+/// manager, which get `--ckptmgr-port`. With `auth_secret` (the topology's secret file,
+/// see [`auth_secret_file`]) every process gets `--auth-secret-file <path>`.
 pub fn container_processes(
     cfg: &ExecutorConfig,
     plan: &PackingPlan,
     ports: ContainerPorts,
+    auth_secret: Option<&Path>,
 ) -> Result<Vec<ProcessSpec>, SchedulerError> {
     let base = |role: &str| -> Vec<String> {
         vec![
@@ -158,6 +183,9 @@ pub fn container_processes(
         ]
     };
     let finish = |mut args: Vec<String>| {
+        if let Some(path) = auth_secret {
+            args.extend(["--auth-secret-file".into(), path.display().to_string()]);
+        }
         args.push("--".into());
         args.extend(cfg.user_args.iter().cloned());
         args

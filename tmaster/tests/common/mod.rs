@@ -79,6 +79,7 @@ impl Fixture {
             controller_port: free_port(),
             stats_port: free_port(),
             ckptmgr_port: None,
+            auth: None,
         };
         Fixture {
             dir,

@@ -67,7 +67,7 @@ fn shard_zero_runs_the_tmaster() {
         stats: 3,
         ckptmgr: None,
     };
-    let specs = container_processes(&cfg(0), &plan(), ports).unwrap();
+    let specs = container_processes(&cfg(0), &plan(), ports, None).unwrap();
     assert_eq!(
         specs,
         vec![ProcessSpec {
@@ -87,7 +87,7 @@ fn shard_n_runs_its_stmgr_and_instances() {
         local_data: 11,
         ckptmgr: None,
     };
-    let specs = container_processes(&cfg(1), &plan(), ports).unwrap();
+    let specs = container_processes(&cfg(1), &plan(), ports, None).unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
@@ -109,7 +109,7 @@ fn shard_n_runs_its_stmgr_and_instances() {
              --component-index 0 --stmgr-id stmgr-1 --stmgr-port 11 -- --x 1"
         )
     );
-    let two = container_processes(&cfg(2), &plan(), ports).unwrap();
+    let two = container_processes(&cfg(2), &plan(), ports, None).unwrap();
     assert_eq!(two.len(), 2);
     assert_eq!(two[1].name, "container_2_word_2");
 }
@@ -121,9 +121,9 @@ fn unknown_container_or_wrong_ports_are_errors() {
         local_data: 11,
         ckptmgr: None,
     };
-    let err = container_processes(&cfg(3), &plan(), stmgr).unwrap_err();
+    let err = container_processes(&cfg(3), &plan(), stmgr, None).unwrap_err();
     assert!(err.to_string().contains("no container 3"), "{err}");
-    assert!(container_processes(&cfg(0), &plan(), stmgr).is_err());
+    assert!(container_processes(&cfg(0), &plan(), stmgr, None).is_err());
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
         stats: 3,
         ckptmgr: Some(4),
     };
-    let specs = container_processes(&cfg(0), &plan(), ports).unwrap();
+    let specs = container_processes(&cfg(0), &plan(), ports, None).unwrap();
     assert_eq!(
         specs,
         vec![
@@ -228,7 +228,7 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
         local_data: 11,
         ckptmgr: Some(12),
     };
-    let specs = container_processes(&cfg(1), &plan(), ports).unwrap();
+    let specs = container_processes(&cfg(1), &plan(), ports, None).unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,

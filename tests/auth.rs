@@ -1,0 +1,315 @@
+//! Authentication on the real daemons (`heron_auth`). A running `ledger` topology (ATLEAST_ONCE,
+//! two containers) is approached from outside, with the real processes' ids from its physical
+//! plan but without its secret: as a stream manager saying hello to the other one, as an
+//! instance registering with its stream manager, as a stream manager registering with the
+//! tmaster, with a wrong secret, and on the controller without (or with a wrong) bearer token.
+//! Each is refused and logged with the peer's address; the real links stay up (no daemon or
+//! instance restarts), every message id is still acked, and the CLI, which reads the token from
+//! the secret `heron submit` wrote, still controls the topology.
+//!
+//! A topology with `heron-rs.auth.required=false` has no secret and talks plain Heron; a value
+//! other than true/false is refused at submit.
+
+mod support;
+
+use heron_proto::codec::{encode_message, ReqId};
+use heron_proto::stmgr::{RegisterInstanceRequest, StrMgrHelloRequest};
+use heron_proto::system::PhysicalPlan;
+use heron_proto::tmanager::StMgrRegisterRequest;
+use heron_statemgr::{LocalFsStateManager, StateDir, StateManagerExt};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+use support::{
+    acked_ids, assert_ok, fresh_example, role_pids, submit_with_out_dir, topology_secret, wait_for,
+    TestEnv,
+};
+
+const IDS: u64 = 6_000;
+
+/// Encodes one Heron packet.
+fn packet<M: prost::Name>(msg: &M) -> Vec<u8> {
+    let mut out = heron_proto::bytes::BytesMut::new();
+    encode_message(&mut out, &ReqId::random(), msg);
+    out.to_vec()
+}
+
+/// Connects to 127.0.0.1:`port` without the handshake, sends `bytes`, and returns everything
+/// the daemon sent before it closed the connection (panics if it is still open after 20 s).
+fn sent_without_secret(port: u16, bytes: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let _ = s.write_all(bytes);
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while Instant::now() < end {
+        match s.read(&mut buf) {
+            Ok(0) => return got,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return got,
+            Err(_) => {}
+        }
+    }
+    panic!("port {port} kept an unauthenticated connection open for 20 s");
+}
+
+/// The daemon answered nothing but its challenge before closing: the Heron message never
+/// reached it.
+#[track_caller]
+fn assert_refused(port: u16, bytes: &[u8], what: &str) {
+    let got = sent_without_secret(port, bytes);
+    assert_eq!(
+        got.len(),
+        heron_auth::handshake::CHALLENGE_LEN,
+        "{what}: expected only the handshake challenge back, got {} bytes",
+        got.len()
+    );
+    assert!(got.starts_with(heron_auth::handshake::MAGIC), "{what}");
+}
+
+/// POSTs to the controller with an optional bearer token; the HTTP status.
+fn controller_post(port: u16, path: &str, token: Option<&str>) -> u16 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the controller");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status from the controller: {text:?}"))
+}
+
+fn log_of(env: &TestEnv, name: &str, process: &str) -> String {
+    let dir = env.working_dir(name).expect("working dir");
+    std::fs::read_to_string(heron_scheduler::layout::log_file(&dir, process)).unwrap_or_default()
+}
+
+#[test]
+fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
+    let mut env = TestEnv::new();
+    let ids = IDS.to_string();
+    let out = submit_with_out_dir(
+        &mut env,
+        "Ledger",
+        &fresh_example("ledger"),
+        "ledger",
+        &["--ids", &ids, "--rate", "300"],
+    );
+    let state = LocalFsStateManager::new(env.state_root());
+    let pplan: PhysicalPlan = wait_for(Duration::from_secs(60), "the physical plan", || {
+        state
+            .get_proto::<PhysicalPlan>(StateDir::PPlans, "Ledger")
+            .ok()
+            .flatten()
+            .filter(|p| p.stmgrs.len() == 2)
+    });
+    let tm = state
+        .get_tmanager_location("Ledger")
+        .unwrap()
+        .expect("tmaster location");
+    wait_for(Duration::from_secs(60), "ids acked", || {
+        (acked_ids(&out).len() > 300).then_some(())
+    });
+
+    // The secret is the owner's alone.
+    let dir = env.working_dir("Ledger").unwrap();
+    let file = heron_scheduler::layout::secret_file(&dir);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600, "{}", file.display());
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
+
+    let pids_before = (
+        role_pids(&env, "tmaster"),
+        role_pids(&env, "stmgr"),
+        role_pids(&env, "instance"),
+    );
+    assert_eq!(pids_before.1.len(), 2, "two stream managers");
+
+    // A stream manager hello naming the real peer stmgr-2, sent to stmgr-1.
+    let (victim, peer) = (&pplan.stmgrs[0], &pplan.stmgrs[1]);
+    let hello = StrMgrHelloRequest {
+        topology_name: "Ledger".into(),
+        topology_id: pplan.topology.id.clone(),
+        stmgr: peer.id.clone(),
+    };
+    let data_port = u16::try_from(victim.data_port).unwrap();
+    assert_refused(
+        data_port,
+        &packet(&hello),
+        "a stmgr hello with a real peer's id",
+    );
+
+    // A registration copying a real instance of stmgr-1, sent to its instance server.
+    let real = pplan
+        .instances
+        .iter()
+        .find(|i| i.stmgr_id == victim.id)
+        .expect("an instance of stmgr-1")
+        .clone();
+    let register = RegisterInstanceRequest {
+        instance: real,
+        topology_name: "Ledger".into(),
+        topology_id: pplan.topology.id.clone(),
+    };
+    let local_port = u16::try_from(victim.local_data_port.expect("local data port")).unwrap();
+    assert_refused(
+        local_port,
+        &packet(&register),
+        "an instance with a real task id",
+    );
+
+    // A stream manager registering with the tmaster as stmgr-2.
+    let as_stmgr = StMgrRegisterRequest {
+        stmgr: peer.clone(),
+        instances: Vec::new(),
+    };
+    let server_port = u16::try_from(tm.server_port).unwrap();
+    assert_refused(
+        server_port,
+        &packet(&as_stmgr),
+        "a stmgr registering with the tmaster",
+    );
+
+    // The handshake itself with a wrong secret fails on every server.
+    let wrong = heron_auth::Secret::generate();
+    for port in [data_port, local_port, server_port] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let e = heron_auth::connect_std(&mut s, &wrong);
+        assert!(e.is_err(), "port {port} accepted a wrong secret");
+    }
+
+    // The controller wants the token.
+    let ctl = u16::try_from(tm.controller_port).unwrap();
+    let path = format!("/deactivate?topologyid={}", pplan.topology.id);
+    assert_eq!(controller_post(ctl, &path, None), 401, "no token");
+    let wrong_token = wrong.bearer_token();
+    assert_eq!(
+        controller_post(ctl, &path, Some(&wrong_token)),
+        401,
+        "wrong token"
+    );
+
+    // Refusals are logged with the peer's address.
+    for (process, what) in [("stmgr-1", "stream manager"), ("tmaster", "tmaster")] {
+        let log = log_of(&env, "Ledger", process);
+        assert!(
+            log.contains("authentication failed") && log.contains("127.0.0.1:"),
+            "the {what} log does not show the refusals:\n{log}"
+        );
+    }
+    let log = log_of(&env, "Ledger", "tmaster");
+    assert!(
+        log.contains("refusing a controller request with no bearer token")
+            && log.contains("wrong bearer token"),
+        "{log}"
+    );
+
+    // Nothing of the topology noticed: every id is acked, no process restarted.
+    wait_for(Duration::from_secs(120), "every id acked", || {
+        (acked_ids(&out).len() as u64 == IDS).then_some(())
+    });
+    assert_eq!(
+        (
+            role_pids(&env, "tmaster"),
+            role_pids(&env, "stmgr"),
+            role_pids(&env, "instance")
+        ),
+        pids_before,
+        "a daemon or instance died or restarted"
+    );
+
+    // The CLI reads the token from the secret submit wrote.
+    for verb in ["deactivate", "activate"] {
+        let done = env.heron_in(verb, "local", &[], &["Ledger"]);
+        assert_ok(&done, &format!("heron {verb}"));
+    }
+    // The right token on a raw request works too (the topology is active: 400, not 401).
+    let token = topology_secret(&env, "Ledger").bearer_token();
+    let activate = format!("/activate?topologyid={}", pplan.topology.id);
+    assert_eq!(controller_post(ctl, &activate, Some(&token)), 400);
+
+    assert_ok(&env.kill("Ledger"), "heron kill");
+    assert!(!file.exists(), "kill leaves the secret behind");
+}
+
+#[test]
+fn auth_can_be_turned_off_for_plain_heron_clients_and_a_bad_value_is_refused() {
+    let mut env = TestEnv::new();
+    let out = submit_with_out_dir(
+        &mut env,
+        "Ledger",
+        &fresh_example("ledger"),
+        "ledger",
+        &[
+            "--ids",
+            "500",
+            "--rate",
+            "300",
+            "--config",
+            "heron-rs.auth.required=false",
+        ],
+    );
+    let dir = env.working_dir("Ledger").unwrap();
+    assert!(!heron_scheduler::layout::secret_file(&dir).exists());
+    wait_for(Duration::from_secs(120), "every id acked", || {
+        (acked_ids(&out).len() == 500).then_some(())
+    });
+    // A plain Heron register request to the tmaster is read and answered (a response
+    // packet, not a challenge).
+    let state = LocalFsStateManager::new(env.state_root());
+    let tm = state.get_tmanager_location("Ledger").unwrap().unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", tm.server_port as u16)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let request = StMgrRegisterRequest {
+        stmgr: heron_proto::system::StMgr {
+            id: "stmgr-99".into(),
+            host_name: "127.0.0.1".into(),
+            data_port: 1,
+            local_endpoint: String::new(),
+            cwd: None,
+            pid: None,
+            shell_port: None,
+            local_data_port: None,
+        },
+        instances: Vec::new(),
+    };
+    s.write_all(&packet(&request)).unwrap();
+    let mut head = [0u8; 8];
+    s.read_exact(&mut head).expect("an answer from the tmaster");
+    assert_ne!(
+        &head,
+        heron_auth::handshake::MAGIC,
+        "a challenge with auth off"
+    );
+    let done = env.heron_in("deactivate", "local", &[], &["Ledger"]);
+    assert_ok(&done, "heron deactivate without a secret");
+    assert_ok(&env.kill("Ledger"), "heron kill");
+
+    let bad = env.submit(
+        "Ledger",
+        &fresh_example("ledger"),
+        &[
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--config",
+            "heron-rs.auth.required=maybe",
+        ],
+    );
+    assert!(
+        !bad.status.success(),
+        "a bad heron-rs.auth.required value was accepted"
+    );
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("heron-rs.auth.required"), "{msg}");
+}
