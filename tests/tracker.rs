@@ -144,8 +144,37 @@ fn tracker_api_against_word_count() {
         config.is_object() && !config.as_object().unwrap().is_empty(),
         "{config}"
     );
+    // The local scheduler runs no scheduler service, so it writes no `schedulers` node: the
+    // tracker says so with nulls (Heron's shape), not an invented endpoint.
     let sched = ok(addr, &format!("/topologies/schedulerlocation?{Q}"));
-    assert!(sched.get("http_endpoint").is_some(), "{sched}");
+    assert_eq!(
+        sched,
+        serde_json::json!({"name": "WordCount", "http_endpoint": null, "job_page_link": null})
+    );
+    // A scheduler that does write one (as Heron's service schedulers do) is shown as written.
+    {
+        use heron_statemgr::{StateDir, StateManager, StateManagerExt};
+        let state = heron_statemgr::LocalFsStateManager::new(env.state_root());
+        let location = heron_proto::scheduler::SchedulerLocation {
+            topology_name: "WordCount".into(),
+            http_endpoint: "127.0.0.1:4646".into(),
+            job_page_link: vec!["http://jobs.example/WordCount".into()],
+        };
+        state
+            .set_proto(StateDir::Schedulers, "WordCount", &location)
+            .unwrap();
+        let sched = wait_for(Duration::from_secs(10), "the scheduler location", || {
+            let s = ok(addr, &format!("/topologies/schedulerlocation?{Q}"));
+            (!s["http_endpoint"].is_null()).then_some(s)
+        });
+        assert_eq!(sched["name"], "WordCount", "{sched}");
+        assert_eq!(sched["http_endpoint"], "127.0.0.1:4646", "{sched}");
+        assert_eq!(
+            sched["job_page_link"], "http://jobs.example/WordCount",
+            "{sched}"
+        );
+        state.delete(StateDir::Schedulers, "WordCount").unwrap();
+    }
     let meta = ok(addr, &format!("/topologies/metadata?{Q}"));
     assert_eq!(meta["instances"], 6);
     let runtime = ok(addr, &format!("/topologies/runtimestate?{Q}"));
