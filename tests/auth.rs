@@ -26,7 +26,9 @@ use support::{
     TestEnv,
 };
 
-const IDS: u64 = 6_000;
+/// Ids of the attacked run: 24 000 at 400 a second per spout task, about 30 s, so the attacks
+/// (a few seconds) happen while tuples flow.
+const IDS: u64 = 24_000;
 
 /// Encodes one Heron packet.
 fn packet<M: prost::Name>(msg: &M) -> Vec<u8> {
@@ -104,7 +106,7 @@ fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
         "Ledger",
         &fresh_example("ledger"),
         "ledger",
-        &["--ids", &ids, "--rate", "300"],
+        &["--ids", &ids, "--rate", "400"],
     );
     let state = LocalFsStateManager::new(env.state_root());
     let pplan: PhysicalPlan = wait_for(Duration::from_secs(60), "the physical plan", || {
@@ -213,6 +215,40 @@ fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
         log.contains("refusing a controller request with no bearer token")
             && log.contains("wrong bearer token"),
         "{log}"
+    );
+
+    // Strangers that connect and say nothing hold at most MAX_PENDING_HANDSHAKES slots (each
+    // for the handshake timeout at most); one more is closed at once, unanswered.
+    let silent: Vec<TcpStream> = (0..heron_auth::MAX_PENDING_HANDSHAKES)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", data_port)).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut challenge = [0u8; heron_auth::handshake::CHALLENGE_LEN];
+            s.read_exact(&mut challenge)
+                .expect("a challenge while slots are free");
+            s
+        })
+        .collect();
+    let extra = sent_without_secret(data_port, &[]);
+    assert!(
+        extra.is_empty(),
+        "a connection over the handshake bound got {extra:?}"
+    );
+    drop(silent);
+    // Their slots come back as they close; members get in again.
+    wait_for(
+        Duration::from_secs(15),
+        "a member connection after the strangers left",
+        || {
+            let mut s = TcpStream::connect(("127.0.0.1", data_port)).ok()?;
+            heron_auth::connect_std(&mut s, &topology_secret(&env, "Ledger")).ok()
+        },
+    );
+
+    let acked_during = acked_ids(&out).len() as u64;
+    assert!(
+        acked_during < IDS,
+        "the run ended before the attacks did; make it longer"
     );
 
     // Nothing of the topology noticed: every id is acked, no process restarted.

@@ -24,12 +24,16 @@
 
 pub mod handshake;
 mod io;
+#[cfg(feature = "tokio")]
+mod pending;
 mod secret;
 
 pub use handshake::HandshakeError;
 #[cfg(feature = "tokio")]
 pub use io::{accept, connect};
 pub use io::{connect_blocking, connect_std, HANDSHAKE_TIMEOUT};
+#[cfg(feature = "tokio")]
+pub use pending::{PendingHandshakes, MAX_PENDING_HANDSHAKES};
 pub use secret::{Secret, SECRET_LEN};
 
 /// The topology config key that turns authentication off (`false`); on by default.

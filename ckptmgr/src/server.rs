@@ -123,15 +123,24 @@ async fn accept_loop(
     auth: Option<heron_auth::Secret>,
 ) {
     let codec = HeronCodec::new(max_packet_size);
+    let slots = heron_auth::PendingHandshakes::default();
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
+                let slot = match &auth {
+                    None => None,
+                    Some(_) => match slots.admit(&peer) {
+                        Some(slot) => Some(slot),
+                        None => continue,
+                    },
+                };
                 tokio::spawn(serve_connection(
                     stream,
                     peer,
                     handler.clone(),
                     codec,
                     auth.clone(),
+                    slot,
                 ));
             }
             Err(e) => {
@@ -150,6 +159,7 @@ async fn serve_connection(
     handler: Arc<Handler<Arc<dyn Storage>>>,
     codec: HeronCodec,
     auth: Option<heron_auth::Secret>,
+    handshake_slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
     let mut stream = stream;
     let _ = stream.set_nodelay(true);
@@ -159,6 +169,7 @@ async fn serve_connection(
             return;
         }
     }
+    drop(handshake_slot);
     debug!(%peer, "connection accepted");
     let mut framed = Framed::new(stream, codec);
     while let Some(read) = framed.next().await {

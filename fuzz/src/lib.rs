@@ -2,7 +2,7 @@
 //! driving the real code the daemon runs (the stream manager's and tmaster's decision cores,
 //! the instance's gateway decoding, the checkpoint manager's handler, the multi-lang reader,
 //! the Flux loader, checkpointed state and window snapshots, the tracker's routes over state
-//! nodes). `fuzz_targets/<name>.rs` hands libFuzzer's input to the function of that name.
+//! nodes, and the authentication handshake every listener starts with). `fuzz_targets/<name>.rs` hands libFuzzer's input to the function of that name.
 //!
 //! ```sh
 //! scripts/fuzz.sh 60            # every target for 60 s (installs cargo-fuzz when missing)
@@ -20,10 +20,12 @@
 //! ```
 
 mod daemons;
+mod handshake;
 mod inputs;
 pub mod seeds;
 
 pub use daemons::{ckptmgr, stmgr};
+pub use handshake::handshake;
 pub use heron_instance::fuzz::from_stmgr as instance;
 pub use heron_proto::fuzz::{packet, replay, tuple_sets};
 pub use heron_tmaster::fuzz::stmgr_packets as tmaster;
@@ -33,7 +35,7 @@ pub use inputs::{flux, multilang, state, tracker};
 pub type Entry = fn(&[u8]);
 
 /// Every target, by name, with its entry point.
-pub const TARGETS: [(&str, Entry); 10] = [
+pub const TARGETS: [(&str, Entry); 11] = [
     ("packet", packet),
     ("tuple_sets", tuple_sets),
     ("stmgr", stmgr),
@@ -44,4 +46,5 @@ pub const TARGETS: [(&str, Entry); 10] = [
     ("flux", flux),
     ("state", state),
     ("tracker", tracker),
+    ("handshake", handshake),
 ];

@@ -287,5 +287,6 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ("flux", flux_files()),
         ("state", window_states()),
         ("tracker", tracker_requests()),
+        ("handshake", crate::handshake::seeds()),
     ]
 }

@@ -174,6 +174,7 @@ pub(crate) async fn accept_loop(
     auth: Option<heron_auth::Secret>,
     events: mpsc::Sender<Event>,
 ) {
+    let slots = heron_auth::PendingHandshakes::default();
     loop {
         match listener.accept().await {
             Ok((mut stream, peer)) => {
@@ -190,9 +191,14 @@ pub(crate) async fn accept_loop(
                     }
                     continue;
                 };
+                let Some(slot) = slots.admit(&peer) else {
+                    continue;
+                };
                 let events = events.clone();
                 tokio::spawn(async move {
-                    match heron_auth::accept(&mut stream, &secret).await {
+                    let proven = heron_auth::accept(&mut stream, &secret).await;
+                    drop(slot);
+                    match proven {
                         Ok(()) => {
                             let _ = events.send(Event::Accepted { stream, peer, kind }).await;
                         }

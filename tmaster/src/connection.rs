@@ -29,6 +29,7 @@ pub(crate) async fn serve(
     codec: HeronCodec,
     outbox_capacity: usize,
     auth: Option<heron_auth::Secret>,
+    handshake_slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
     let mut stream = stream;
     let _ = stream.set_nodelay(true);
@@ -40,6 +41,7 @@ pub(crate) async fn serve(
             return;
         }
     }
+    drop(handshake_slot);
     let (outbox, mut outgoing) = mpsc::channel::<Bytes>(outbox_capacity.max(1));
     if events
         .send(Event::Connected { conn, peer, outbox })

@@ -18,9 +18,18 @@ pub(crate) async fn accept_loop(
     auth: Option<heron_auth::Secret>,
 ) {
     let mut next: ConnId = 1;
+    let slots = heron_auth::PendingHandshakes::default();
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
+                // A slot for the handshake; the connection gives it back once proven.
+                let slot = match &auth {
+                    None => None,
+                    Some(_) => match slots.admit(&peer) {
+                        Some(slot) => Some(slot),
+                        None => continue,
+                    },
+                };
                 let conn = next;
                 next += 1;
                 tokio::spawn(connection::serve(
@@ -31,6 +40,7 @@ pub(crate) async fn accept_loop(
                     codec,
                     outbox_capacity,
                     auth.clone(),
+                    slot,
                 ));
             }
             Err(e) => {
