@@ -349,3 +349,65 @@ fn auth_can_be_turned_off_for_plain_heron_clients_and_a_bad_value_is_refused() {
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(msg.contains("heron-rs.auth.required"), "{msg}");
 }
+
+#[test]
+fn daemons_bind_the_configured_host_and_nothing_else() {
+    // 127.0.0.2 is loopback too, but a listener bound there is not reachable on 127.0.0.1:
+    // that tells "binds the configured address" from "binds every address".
+    let env = TestEnv::new();
+    let out = env.home().join("ledger");
+    std::fs::create_dir_all(&out).unwrap();
+    let submitted = env.heron_in(
+        "submit",
+        "local",
+        &["--config-property=heron-rs.host=127.0.0.2".to_string()],
+        &[
+            fresh_example("ledger").to_str().unwrap(),
+            "--out-dir",
+            out.to_str().unwrap(),
+            "--ids",
+            "400",
+            "--rate",
+            "200",
+        ],
+    );
+    assert_ok(&submitted, "heron submit with heron-rs.host");
+    wait_for(Duration::from_secs(120), "every id acked", || {
+        (acked_ids(&out).len() == 400).then_some(())
+    });
+    let state = LocalFsStateManager::new(env.state_root());
+    let tm = state.get_tmanager_location("Ledger").unwrap().unwrap();
+    let pplan = state.get_physical_plan("Ledger").unwrap().unwrap();
+    assert_eq!(tm.host, "127.0.0.2");
+    let stats = tm.stats_port.expect("a stats port");
+    let mut ports = vec![tm.server_port, tm.controller_port, stats];
+    for s in &pplan.stmgrs {
+        assert_eq!(s.host_name, "127.0.0.2", "{s:?}");
+        ports.push(s.data_port);
+    }
+    for port in ports {
+        let port = u16::try_from(port).unwrap();
+        assert!(TcpStream::connect(("127.0.0.2", port)).is_ok(), "{port}");
+        assert!(
+            TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "port {port} is also open on 127.0.0.1"
+        );
+    }
+    // A wildcard is refused: it would be advertised to the other daemons as well.
+    let refused = env.heron_in(
+        "submit",
+        "local",
+        &["--config-property=heron-rs.host=0.0.0.0".to_string()],
+        &[
+            fresh_example("ledger").to_str().unwrap(),
+            "--out-dir",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("heron-rs.host"));
+    assert_ok(
+        &env.heron_in("kill", "local", &[], &["Ledger"]),
+        "heron kill",
+    );
+}

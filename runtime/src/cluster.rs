@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 
 /// The scheduler class key.
 pub const KEY_SCHEDULER_CLASS: &str = "heron.class.scheduler";
+/// The address a topology's daemons bind and advertise (default `127.0.0.1`).
+pub const KEY_HOST: &str = "heron-rs.host";
 /// Heron's local scheduler class, the only one supported.
 pub const CLASS_LOCAL_SCHEDULER: &str = "org.apache.heron.scheduler.local.LocalScheduler";
 /// The built-in cluster on the local file system.
@@ -83,6 +85,18 @@ pub enum ClusterError {
     /// A `--config-property` is not `KEY=VALUE`.
     #[error("bad --config-property {0:?}: expected KEY=VALUE")]
     Property(String),
+    /// A key holds a value heron-rs cannot use.
+    #[error("cluster {cluster:?}: {key}={value}: {reason}")]
+    Value {
+        /// The cluster.
+        cluster: String,
+        /// The key.
+        key: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// The scheduler is not the local one.
     #[error("cluster {cluster:?} asks for scheduler {class:?}; only {CLASS_LOCAL_SCHEDULER} is available")]
     Scheduler {
@@ -162,6 +176,25 @@ impl ClusterConfig {
             cluster: cluster.to_string(),
             values,
         })
+    }
+
+    /// The address the topology's daemons bind and advertise ([`KEY_HOST`]): an IP address
+    /// of this machine, `127.0.0.1` unless configured. A wildcard (`0.0.0.0`, `::`) is
+    /// refused: the same address is what the other daemons connect to.
+    pub fn host(&self) -> Result<String, ClusterError> {
+        let Some(v) = self.values.get(KEY_HOST) else {
+            return Ok("127.0.0.1".to_string());
+        };
+        match v.parse::<std::net::IpAddr>() {
+            Ok(ip) if !ip.is_unspecified() => Ok(ip.to_string()),
+            _ => Err(ClusterError::Value {
+                cluster: self.cluster.clone(),
+                key: KEY_HOST,
+                value: v.clone(),
+                reason: "expected an IP address of this machine other than a wildcard (the \
+                         daemons bind it and tell each other to connect to it)",
+            }),
+        }
     }
 
     /// The state manager the configuration names.

@@ -156,6 +156,8 @@ enum Role {
         role: String,
         #[arg(long, default_value = "default")]
         environ: String,
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -287,6 +289,7 @@ impl Role {
                 cluster,
                 role,
                 environ,
+                host,
                 user_args,
             } => {
                 let binary = std::env::current_exe().map_err(RoleError::Setup)?;
@@ -302,7 +305,7 @@ impl Role {
                     user_args,
                     binary,
                     working_dir,
-                    host: "127.0.0.1".to_string(),
+                    host,
                 })?;
                 Ok(())
             }

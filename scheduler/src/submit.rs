@@ -35,6 +35,11 @@ pub struct SubmitRequest {
     /// A folder copied into the working directory as `resources/` (Storm's `resources/`:
     /// where shell components' scripts live and run); none by default.
     pub resources: Option<PathBuf>,
+    /// The address the topology's daemons bind and advertise to each other (the stream
+    /// managers' data port, the tmaster's ports); `127.0.0.1` by default, so nothing
+    /// listens beyond this machine unless asked (`heron-rs.host` in the cluster config).
+    /// Instance servers and checkpoint managers always stay on loopback.
+    pub host: String,
 }
 
 impl SubmitRequest {
@@ -51,6 +56,7 @@ impl SubmitRequest {
             home: heron_statemgr::home_dir(),
             verbose: false,
             resources: None,
+            host: "127.0.0.1".to_string(),
         }
     }
 }
@@ -468,6 +474,8 @@ fn launch_executor(
         .arg(&req.role)
         .arg("--environ")
         .arg(&req.environ)
+        .arg("--host")
+        .arg(&req.host)
         .arg("--")
         .args(&req.user_args)
         .current_dir(working_dir)

@@ -19,6 +19,7 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     req.environ = r.target.environ;
     req.verbose = args.common.verbose;
     req.state_manager = r.state_manager;
+    req.host = r.config.host()?;
     let verbose = args.common.verbose;
     // The step under way and the topology's name, for the failure message.
     let mut step = "[0/5] checking the request";

@@ -69,6 +69,28 @@ fn builtin_clusters() {
 }
 
 #[test]
+fn daemons_bind_loopback_unless_a_host_is_configured() {
+    let none = std::path::Path::new("/nonexistent-heron-conf");
+    let host = |props_: &[&str]| {
+        ClusterConfig::load("local", none, &props(props_))
+            .unwrap()
+            .host()
+    };
+    assert_eq!(host(&[]).unwrap(), "127.0.0.1");
+    assert_eq!(host(&["heron-rs.host=10.1.2.3"]).unwrap(), "10.1.2.3");
+    assert_eq!(host(&["heron-rs.host=::1"]).unwrap(), "::1");
+    for bad in ["0.0.0.0", "::", "node-1", ""] {
+        let e = host(&[&format!("heron-rs.host={bad}")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("heron-rs.host") && e.contains("wildcard"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
 fn cluster_directories_override_and_define_clusters() {
     let conf = tempfile::tempdir().unwrap();
     let dir = conf.path().join("localzk");
