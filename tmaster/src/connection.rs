@@ -19,6 +19,15 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tracing::{debug, warn};
 
+/// What a connection must pass before the shell hears of it: the handshake with the
+/// topology's secret, holding one of the listener's handshake slots meanwhile.
+pub(crate) struct Admission {
+    /// The topology's secret.
+    pub secret: heron_auth::Secret,
+    /// Given back once the handshake is over.
+    pub slot: tokio::sync::OwnedSemaphorePermit,
+}
+
 /// Serves one connection until the peer closes it, it sends bad input, or the shell drops its
 /// outbox. Always tells the shell when it is done.
 pub(crate) async fn serve(
@@ -28,20 +37,19 @@ pub(crate) async fn serve(
     events: mpsc::Sender<Event>,
     codec: HeronCodec,
     outbox_capacity: usize,
-    auth: Option<heron_auth::Secret>,
-    handshake_slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    admission: Option<Admission>,
 ) {
     let mut stream = stream;
     let _ = stream.set_nodelay(true);
-    if let Some(secret) = &auth {
+    if let Some(Admission { secret, slot }) = admission {
         // Before the shell hears of the connection: a peer without the secret can neither
         // register nor displace a registered stream manager.
-        if let Err(e) = heron_auth::accept(&mut stream, secret).await {
+        if let Err(e) = heron_auth::accept(&mut stream, &secret).await {
             warn!(%peer, conn, "refusing a connection from {peer}: authentication failed: {e}");
             return;
         }
+        drop(slot);
     }
-    drop(handshake_slot);
     let (outbox, mut outgoing) = mpsc::channel::<Bytes>(outbox_capacity.max(1));
     if events
         .send(Event::Connected { conn, peer, outbox })

@@ -1,6 +1,6 @@
 //! The accept loop of the binary protocol server.
 
-use crate::connection;
+use crate::connection::{self, Admission};
 use crate::daemon::Event;
 use crate::registry::ConnId;
 use heron_proto::HeronCodec;
@@ -23,10 +23,13 @@ pub(crate) async fn accept_loop(
         match listener.accept().await {
             Ok((stream, peer)) => {
                 // A slot for the handshake; the connection gives it back once proven.
-                let slot = match &auth {
+                let admission = match &auth {
                     None => None,
-                    Some(_) => match slots.admit(&peer) {
-                        Some(slot) => Some(slot),
+                    Some(secret) => match slots.admit(&peer) {
+                        Some(slot) => Some(Admission {
+                            secret: secret.clone(),
+                            slot,
+                        }),
                         None => continue,
                     },
                 };
@@ -39,8 +42,7 @@ pub(crate) async fn accept_loop(
                     events.clone(),
                     codec,
                     outbox_capacity,
-                    auth.clone(),
-                    slot,
+                    admission,
                 ));
             }
             Err(e) => {
