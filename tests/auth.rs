@@ -22,8 +22,8 @@ use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 use support::{
-    acked_ids, assert_ok, fresh_example, role_pids, submit_with_out_dir, topology_secret, wait_for,
-    TestEnv,
+    acked_ids, assert_ledger_config_refused, assert_ok, fresh_example, role_pids,
+    submit_with_out_dir, topology_secret, wait_for, TestEnv,
 };
 
 /// Ids of the attacked run: 24 000 at 400 a second per spout task, about 30 s, so the attacks
@@ -332,22 +332,7 @@ fn auth_can_be_turned_off_for_plain_heron_clients_and_a_bad_value_is_refused() {
     assert_ok(&done, "heron deactivate without a secret");
     assert_ok(&env.kill("Ledger"), "heron kill");
 
-    let bad = env.submit(
-        "Ledger",
-        &fresh_example("ledger"),
-        &[
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--config",
-            "heron-rs.auth.required=maybe",
-        ],
-    );
-    assert!(
-        !bad.status.success(),
-        "a bad heron-rs.auth.required value was accepted"
-    );
-    let msg = String::from_utf8_lossy(&bad.stderr);
-    assert!(msg.contains("heron-rs.auth.required"), "{msg}");
+    assert_ledger_config_refused(&mut env, heron_auth::REQUIRED_KEY, "maybe");
 }
 
 #[test]

@@ -13,7 +13,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 use support::{
-    acked_ids, connect_as_member, fresh_example, submit_with_out_dir, wait_for, TestEnv,
+    acked_ids, assert_ledger_config_refused, connect_as_member, fresh_example, submit_with_out_dir,
+    wait_for, TestEnv,
 };
 
 const IDS: u64 = 6_000;
@@ -108,25 +109,6 @@ fn configured_packet_limits_close_only_the_offending_connection() {
 #[test]
 fn an_unlimited_packet_size_is_refused_at_submit() {
     let mut env = TestEnv::new();
-    let out = env.home().join("ledger");
-    std::fs::create_dir_all(&out).unwrap();
-    let submitted = env.submit(
-        "Ledger",
-        &fresh_example("ledger"),
-        &[
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--config",
-            "heron.streammgr.network.options.maximum.packet.mb=0",
-        ],
-    );
-    assert!(
-        !submitted.status.success(),
-        "an unlimited packet size was accepted"
-    );
-    let err = String::from_utf8_lossy(&submitted.stderr);
-    assert!(
-        err.contains("heron.streammgr.network.options.maximum.packet.mb"),
-        "the refusal names the key: {err}"
-    );
+    let key = "heron.streammgr.network.options.maximum.packet.mb";
+    assert_ledger_config_refused(&mut env, key, "0");
 }

@@ -327,3 +327,19 @@ pub fn connect_as_member(env: &TestEnv, name: &str, port: u16) -> std::net::TcpS
         .unwrap_or_else(|e| panic!("handshake with port {port}: {e}"));
     s
 }
+
+/// Submits the `ledger` test topology with `--config KEY=VALUE` and checks that the submit
+/// fails naming the key.
+pub fn assert_ledger_config_refused(env: &mut TestEnv, key: &str, value: &str) {
+    let out = env.home().join("ledger");
+    std::fs::create_dir_all(&out).unwrap();
+    let config = format!("{key}={value}");
+    let args = ["--out-dir", out.to_str().unwrap(), "--config", &config];
+    let submitted = env.submit("Ledger", &fresh_example("ledger"), &args);
+    assert!(!submitted.status.success(), "{config} was accepted");
+    let err = String::from_utf8_lossy(&submitted.stderr);
+    assert!(
+        err.contains(key),
+        "the refusal of {config} names the key: {err}"
+    );
+}
