@@ -396,3 +396,68 @@ fn daemons_bind_the_configured_host_and_nothing_else() {
         "heron kill",
     );
 }
+
+#[test]
+fn with_tls_the_links_between_daemons_are_encrypted_and_nothing_is_lost() {
+    let mut env = TestEnv::new();
+    let out = submit_with_out_dir(
+        &mut env,
+        "Ledger",
+        &fresh_example("ledger"),
+        "ledger",
+        &[
+            "--ids",
+            "4000",
+            "--rate",
+            "400",
+            "--config",
+            "heron-rs.tls.enabled=true",
+        ],
+    );
+    // Every id crosses the stream managers' TLS links and is acked.
+    wait_for(Duration::from_secs(120), "every id acked", || {
+        (acked_ids(&out).len() == 4000).then_some(())
+    });
+    let dir = env.working_dir("Ledger").unwrap();
+    let auth_dir = heron_scheduler::layout::secret_file(&dir)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let key = auth_dir.join("tls-key.der");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}", key.display());
+    let tls = heron_auth::Tls::load(&auth_dir).unwrap();
+    let secret = topology_secret(&env, "Ledger");
+
+    let state = LocalFsStateManager::new(env.state_root());
+    let tm = state.get_tmanager_location("Ledger").unwrap().unwrap();
+    let pplan = state.get_physical_plan("Ledger").unwrap().unwrap();
+    let stmgr = &pplan.stmgrs[0];
+    let tls_ports = [
+        u16::try_from(stmgr.data_port).unwrap(),
+        u16::try_from(tm.server_port).unwrap(),
+    ];
+    for port in tls_ports {
+        // In plain TCP nothing of ours answers: no challenge, the connection is closed.
+        let got = sent_without_secret(port, &[0u8; 64]);
+        assert!(
+            !got.starts_with(heron_auth::handshake::MAGIC),
+            "port {port} spoke plain TCP"
+        );
+        // With the topology's CA and secret, TLS and then the handshake pass.
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        heron_auth::dial_std(tcp, Some(&tls), Some(&secret))
+            .unwrap_or_else(|e| panic!("TLS to port {port}: {e}"));
+        // Another topology's certificate authority does not vouch for the server.
+        let other = tempfile::tempdir().unwrap();
+        heron_auth::Tls::create(other.path()).unwrap();
+        let stranger = heron_auth::Tls::load(other.path()).unwrap();
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        assert!(heron_auth::dial_std(tcp, Some(&stranger), Some(&secret)).is_err());
+    }
+    // The instance server stays on plain loopback.
+    let local = u16::try_from(stmgr.local_data_port.unwrap()).unwrap();
+    drop(support::connect_as_member(&env, "Ledger", local));
+    assert_ok(&env.kill("Ledger"), "heron kill");
+    assert!(!auth_dir.exists(), "kill leaves the TLS key behind");
+}

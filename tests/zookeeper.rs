@@ -265,6 +265,7 @@ fn a_second_tmaster_waits_for_the_location_then_gives_up() {
         stats_port: 0,
         ckptmgr_port: None,
         auth: None,
+        tls: None,
     };
     let options = heron_tmaster::TmasterOptions {
         establish_retry_times: 3,

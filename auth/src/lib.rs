@@ -25,16 +25,24 @@
 pub mod handshake;
 mod io;
 #[cfg(feature = "tokio")]
+mod link;
+#[cfg(feature = "tokio")]
 mod pending;
 mod secret;
+#[cfg(feature = "tokio")]
+mod tls;
 
 pub use handshake::HandshakeError;
 #[cfg(feature = "tokio")]
 pub use io::{accept, connect};
 pub use io::{connect_blocking, connect_std, HANDSHAKE_TIMEOUT};
 #[cfg(feature = "tokio")]
+pub use link::{admit, dial, dial_std, Link, StdLink};
+#[cfg(feature = "tokio")]
 pub use pending::{PendingHandshakes, MAX_PENDING_HANDSHAKES};
 pub use secret::{Secret, SECRET_LEN};
+#[cfg(feature = "tokio")]
+pub use tls::{tls_enabled, Tls, SERVER_NAME, TLS_KEY};
 
 /// The topology config key that turns authentication off (`false`); on by default.
 pub const REQUIRED_KEY: &str = "heron-rs.auth.required";

@@ -88,48 +88,13 @@ impl Secret {
 
     /// Writes this secret to `path` as [`Secret::create`] does.
     pub fn write(&self, path: &Path) -> Result<(), AuthError> {
-        let io = |what: &str| {
-            let what = format!("{what} {}", path.display());
-            move |e| AuthError::Io(what, e)
-        };
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(io("creating the directory of"))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("restricting the directory of"))?;
-        let tmp = dir.join(format!(
-            ".{}.tmp",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("secret")
-        ));
-        let _ = std::fs::remove_file(&tmp);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io("writing"))?;
-        writeln!(file, "{}", self.to_hex()).map_err(io("writing"))?;
-        file.sync_all().map_err(io("writing"))?;
-        std::fs::rename(&tmp, path).map_err(io("writing"))
+        write_private(path, format!("{}\n", self.to_hex()).as_bytes())
     }
 
     /// Reads a secret file, refusing one that group or others may read or write.
     pub fn load(path: &Path) -> Result<Secret, AuthError> {
-        let io = |e| AuthError::Io(format!("reading {}", path.display()), e);
-        let meta = std::fs::metadata(path).map_err(io)?;
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(AuthError::BadSecret(format!(
-                "{} has mode {mode:04o}; a topology secret must be readable by its owner only \
-                 (chmod 600)",
-                path.display()
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
+        let bytes = read_private(path)?;
+        let text = String::from_utf8_lossy(&bytes);
         Secret::from_hex(&text)
             .map_err(|e| AuthError::BadSecret(format!("{}: {e}", path.display())))
     }
@@ -168,6 +133,54 @@ impl Secret {
         }
         mac
     }
+}
+
+/// Writes `bytes` to `path` readable by its owner only: the parent directory is created
+/// with mode 0700, the file with 0600, and it replaces any old one atomically.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AuthError> {
+    let io = |what: &str| {
+        let what = format!("{what} {}", path.display());
+        move |e| AuthError::Io(what, e)
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io("creating the directory of"))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(io("restricting the directory of"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("secret")
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io("writing"))?;
+    file.write_all(bytes).map_err(io("writing"))?;
+    file.sync_all().map_err(io("writing"))?;
+    std::fs::rename(&tmp, path).map_err(io("writing"))
+}
+
+/// Reads a file written by [`write_private`], refusing one that group or others may read or
+/// write.
+pub(crate) fn read_private(path: &Path) -> Result<Vec<u8>, AuthError> {
+    let io = |e| AuthError::Io(format!("reading {}", path.display()), e);
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(AuthError::BadSecret(format!(
+            "{} has mode {mode:04o}; a topology secret must be readable by its owner only \
+             (chmod 600)",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(io)
 }
 
 fn hex(bytes: &[u8]) -> String {

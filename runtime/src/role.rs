@@ -330,6 +330,7 @@ impl Role {
                     stats_port,
                     ckptmgr_port,
                     auth: load_auth(auth_secret_file.as_deref(), topology)?,
+                    tls: load_tls(auth_secret_file.as_deref(), topology)?,
                 };
                 let options = heron_tmaster::TmasterOptions {
                     max_packet_size: limits.tmaster,
@@ -362,6 +363,7 @@ impl Role {
                     max_packet_size: limits.stmgr,
                     ckptmgr_port,
                     auth: load_auth(auth_secret_file.as_deref(), topology)?,
+                    tls: load_tls(auth_secret_file.as_deref(), topology)?,
                 })?;
                 Ok(())
             }
@@ -434,6 +436,26 @@ fn load_auth(
             heron_auth::REQUIRED_KEY
         ))),
     }
+}
+
+/// The topology's TLS identity for the tmaster and the stream managers, when its config sets
+/// `heron-rs.tls.enabled=true`: read from the directory of the secret, where `heron submit`
+/// wrote it.
+fn load_tls(
+    secret_file: Option<&std::path::Path>,
+    topology: &HeronTopology,
+) -> Result<Option<heron_auth::Tls>, RoleError> {
+    let on = heron_auth::tls_enabled(topology.config().get(heron_auth::TLS_KEY))
+        .map_err(RoleError::Config)?;
+    if !on {
+        return Ok(None);
+    }
+    let dir = secret_file.and_then(|f| f.parent()).ok_or_else(|| {
+        RoleError::Config(format!("{} needs --auth-secret-file", heron_auth::TLS_KEY))
+    })?;
+    heron_auth::Tls::load(dir)
+        .map(Some)
+        .map_err(|e| RoleError::Config(e.to_string()))
 }
 
 /// The checkpoint manager's config: its storage root comes from the topology's config

@@ -136,10 +136,12 @@ fn group_is_topologys(pgid: i32, name: &str) -> bool {
     ours
 }
 
-/// Deletes the topology's secret: a killed topology's token opens nothing any more.
+/// Deletes the topology's secret and TLS identity (`auth/`): a killed topology's token opens
+/// nothing any more.
 fn remove_secret(working_dir: &std::path::Path) -> Result<(), SchedulerError> {
-    let path = layout::secret_file(working_dir);
-    match std::fs::remove_file(&path) {
+    let secret = layout::secret_file(working_dir);
+    let path = secret.parent().unwrap_or(working_dir);
+    match std::fs::remove_dir_all(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(SchedulerError::io(format!("removing {}", path.display()))(

@@ -32,7 +32,7 @@ mod update;
 pub use define::define_topology;
 pub use error::SchedulerError;
 pub use kill::{kill, KillReport, KillRequest};
-pub use modes::auth_required;
+pub use modes::{auth_required, tls_enabled};
 pub use restart::{restart, RestartRequest};
 pub use submit::{
     check_binary, default_role, ensure_not_running, execution_state, launch_executors,

@@ -28,7 +28,13 @@ pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerE
         reason,
     };
     crate::limits::PacketLimits::from_config(|k| config(topology, k)).map_err(refuse)?;
-    auth_required(topology)?;
+    if tls_enabled(topology)? && !auth_required(topology)? {
+        return Err(refuse(format!(
+            "{} needs authentication on: {}=false with TLS is not a mode heron-rs runs",
+            heron_auth::TLS_KEY,
+            heron_auth::REQUIRED_KEY
+        )));
+    }
     match config(topology, RELIABILITY_MODE) {
         None | Some("ATMOST_ONCE") | Some("ATLEAST_ONCE") => Ok(()),
         Some("EFFECTIVELY_ONCE") => {
@@ -62,6 +68,17 @@ pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerE
 /// ([`heron_auth::REQUIRED_KEY`]); a value other than true or false is refused.
 pub fn auth_required(topology: &api::Topology) -> Result<bool, SchedulerError> {
     heron_auth::required(config(topology, heron_auth::REQUIRED_KEY)).map_err(|reason| {
+        SchedulerError::Unsupported {
+            name: topology.name.clone(),
+            reason,
+        }
+    })
+}
+
+/// `true` when the topology sets `heron-rs.tls.enabled=true` ([`heron_auth::TLS_KEY`]); a
+/// value other than true or false is refused.
+pub fn tls_enabled(topology: &api::Topology) -> Result<bool, SchedulerError> {
+    heron_auth::tls_enabled(config(topology, heron_auth::TLS_KEY)).map_err(|reason| {
         SchedulerError::Unsupported {
             name: topology.name.clone(),
             reason,

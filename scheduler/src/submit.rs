@@ -385,14 +385,20 @@ fn rollback(state: &dyn StateManager, name: &str, dirs: &[StateDir]) {
 }
 
 /// Makes the topology's secret (`<working dir>/auth/secret`, mode 0600) when its config
-/// wants authentication, replacing one a previous run left; removes a stale one otherwise.
+/// wants authentication, and its TLS identity next to it when it wants TLS; what a previous
+/// run left there is removed first.
 pub fn write_secret(topology: &api::Topology, working_dir: &Path) -> Result<(), SchedulerError> {
     let path = layout::secret_file(working_dir);
+    let dir = path.parent().unwrap_or(working_dir);
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .map_err(SchedulerError::io(format!("removing {}", dir.display())))?;
+    }
     if crate::auth_required(topology)? {
         heron_auth::Secret::create(&path)?;
-    } else if path.exists() {
-        std::fs::remove_file(&path)
-            .map_err(SchedulerError::io(format!("removing {}", path.display())))?;
+        if crate::tls_enabled(topology)? {
+            heron_auth::Tls::create(dir)?;
+        }
     }
     Ok(())
 }

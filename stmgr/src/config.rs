@@ -30,6 +30,9 @@ pub struct StmgrConfig {
     /// The topology's secret: every connection, accepted or made, starts with its handshake
     /// (`heron_auth`). `None` only for `heron-rs.auth.required=false`.
     pub auth: Option<heron_auth::Secret>,
+    /// TLS on the links to other stream managers and to the tmaster
+    /// (`heron-rs.tls.enabled`); the instance server stays plain (loopback).
+    pub tls: Option<heron_auth::Tls>,
 }
 
 /// Heron's stream-manager packet limit, 10 MB.

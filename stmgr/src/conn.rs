@@ -8,13 +8,13 @@
 use crate::event::Event;
 use crate::ids::{ConnId, Incoming};
 use bytes::{Bytes, BytesMut};
+use heron_auth::Link;
 use heron_proto::HeronCodec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tracing::{debug, info, warn};
@@ -64,20 +64,32 @@ impl Drop for ConnHandle {
 /// Starts the reader and writer of `stream`. `initial` holds bytes already read from it.
 /// Events (packets, close) go to `events` tagged with `conn`.
 pub(crate) fn spawn(
-    stream: TcpStream,
+    stream: Link,
     conn: ConnId,
     label: String,
     initial: BytesMut,
     codec: HeronCodec,
     events: mpsc::Sender<Event>,
 ) -> ConnHandle {
-    let (r, w) = stream.into_split();
     let (tx, rx) = mpsc::unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
     let (paused, paused_rx) = watch::channel(false);
-    tokio::spawn(write_loop(w, rx, conn, Arc::clone(&queued), events.clone()));
-    let reader =
-        tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events)).abort_handle();
+    let writer_queued = Arc::clone(&queued);
+    let writer_events = events.clone();
+    let reader = match stream {
+        // Plain TCP splits without a lock; TLS shares its session between the halves.
+        Link::Plain(tcp) => {
+            let (r, w) = tcp.into_split();
+            tokio::spawn(write_loop(w, rx, conn, writer_queued, writer_events));
+            tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
+        }
+        tls @ Link::Tls(_) => {
+            let (r, w) = tokio::io::split(tls);
+            tokio::spawn(write_loop(w, rx, conn, writer_queued, writer_events));
+            tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
+        }
+    }
+    .abort_handle();
     ConnHandle {
         tx,
         reader,
@@ -86,8 +98,8 @@ pub(crate) fn spawn(
     }
 }
 
-async fn read_loop(
-    mut r: OwnedReadHalf,
+async fn read_loop<R: AsyncRead + Unpin>(
+    mut r: R,
     mut buf: BytesMut,
     codec: HeronCodec,
     conn: ConnId,
@@ -146,8 +158,8 @@ async fn read_loop(
     let _ = events.send(Event::Closed { conn }).await;
 }
 
-async fn write_loop(
-    mut w: OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut w: W,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     conn: ConnId,
     queued: Arc<AtomicUsize>,
@@ -165,23 +177,26 @@ async fn write_loop(
 }
 
 /// Accepts connections on `listener` and hands each to the core as an [`Event::Accepted`];
-/// with a secret, only once the peer has passed the handshake (in a task of its own, so a
-/// slow or silent peer holds up no one). A peer that fails it is logged with its address and
-/// closed; the core never hears of it, so it cannot displace a registered peer.
+/// with TLS or a secret, only once the peer has passed them (TLS first, then the secret's
+/// handshake; in a task of its own, so a slow or silent peer holds up no one). A peer that
+/// fails is logged with its address and closed; the core never hears of it, so it cannot
+/// displace a registered peer.
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     kind: Incoming,
+    tls: Option<heron_auth::Tls>,
     auth: Option<heron_auth::Secret>,
     events: mpsc::Sender<Event>,
 ) {
     let slots = heron_auth::PendingHandshakes::default();
     loop {
         match listener.accept().await {
-            Ok((mut stream, peer)) => {
+            Ok((stream, peer)) => {
                 if let Err(e) = crate::net::tune_data_socket(&stream) {
                     debug!(%peer, "cannot set the socket options: {e}");
                 }
-                let Some(secret) = auth.clone() else {
+                if tls.is_none() && auth.is_none() {
+                    let stream = Link::Plain(stream);
                     if events
                         .send(Event::Accepted { stream, peer, kind })
                         .await
@@ -190,16 +205,16 @@ pub(crate) async fn accept_loop(
                         return;
                     }
                     continue;
-                };
+                }
                 let Some(slot) = slots.admit(&peer) else {
                     continue;
                 };
-                let events = events.clone();
+                let (events, tls, auth) = (events.clone(), tls.clone(), auth.clone());
                 tokio::spawn(async move {
-                    let proven = heron_auth::accept(&mut stream, &secret).await;
+                    let admitted = heron_auth::admit(stream, tls.as_ref(), auth.as_ref()).await;
                     drop(slot);
-                    match proven {
-                        Ok(()) => {
+                    match admitted {
+                        Ok(stream) => {
                             let _ = events.send(Event::Accepted { stream, peer, kind }).await;
                         }
                         Err(e) => {

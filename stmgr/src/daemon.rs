@@ -23,7 +23,7 @@ use heron_proto::system::StMgr;
 use heron_proto::HeronCodec;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, info};
 
@@ -63,12 +63,14 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     tokio::spawn(conn::accept_loop(
         instances,
         Incoming::Instance,
+        None,
         config.auth.clone(),
         events.clone(),
     ));
     tokio::spawn(conn::accept_loop(
         stmgrs,
         Incoming::Stmgr,
+        config.tls.clone(),
         config.auth.clone(),
         events.clone(),
     ));
@@ -94,6 +96,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         })?,
         codec,
         auth: config.auth.clone(),
+        tls: config.tls.clone(),
         instances: instances_rx,
         events: events.clone(),
         outgoing,
@@ -112,6 +115,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
                 stmgr: config.stmgr_id.clone(),
             },
             auth: config.auth.clone(),
+            tls: config.tls.clone(),
         },
         events,
         registration,
@@ -126,6 +130,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         state_manager: config.state_manager.clone(),
         hostname: config.host.clone(),
         auth: config.auth.clone(),
+        tls: config.tls.clone(),
     });
     let mut metrics_at = Instant::now();
     let mut times =
@@ -235,7 +240,7 @@ struct Shell {
 }
 
 impl Shell {
-    fn open(&mut self, stream: TcpStream, label: String, initial: BytesMut) -> ConnId {
+    fn open(&mut self, stream: heron_auth::Link, label: String, initial: BytesMut) -> ConnId {
         self.next_conn += 1;
         let id = self.next_conn;
         let handle = conn::spawn(stream, id, label, initial, self.codec, self.events.clone());
@@ -266,7 +271,7 @@ impl Shell {
                 stream,
                 leftover,
             } => {
-                let label = match stream.peer_addr() {
+                let label = match stream.tcp().peer_addr() {
                     Ok(a) => format!("stream manager {stmgr_id} at {a}"),
                     Err(_) => format!("stream manager {stmgr_id}"),
                 };

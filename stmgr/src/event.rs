@@ -4,17 +4,17 @@
 
 use crate::ids::{ConnId, Incoming};
 use bytes::BytesMut;
+use heron_auth::Link;
 use heron_proto::system::PhysicalPlan;
 use heron_proto::Packet;
 use std::net::SocketAddr;
-use tokio::net::TcpStream;
 
 /// What tasks tell the shell (which feeds the core).
 #[derive(Debug)]
 pub(crate) enum Event {
     /// A server accepted a connection.
     Accepted {
-        stream: TcpStream,
+        stream: Link,
         peer: SocketAddr,
         kind: Incoming,
     },
@@ -26,7 +26,7 @@ pub(crate) enum Event {
     StmgrClientUp {
         stmgr_id: String,
         attempt: u64,
-        stream: TcpStream,
+        stream: Link,
         leftover: BytesMut,
     },
     /// A client connection attempt failed.

@@ -181,6 +181,8 @@ pub struct PublisherConfig {
     pub hostname: String,
     /// The topology's secret, proven on each connection to the tmaster.
     pub auth: Option<heron_auth::Secret>,
+    /// TLS to the tmaster (`heron-rs.tls.enabled`).
+    pub tls: Option<heron_auth::Tls>,
 }
 
 /// Starts the publisher thread; the event loop updates the returned slot.
@@ -311,7 +313,7 @@ struct Publisher {
     config: PublisherConfig,
     slot: SampleSlot,
     state: Option<Arc<dyn StateManager>>,
-    conn: Option<(TManagerLocation, TcpStream)>,
+    conn: Option<(TManagerLocation, heron_auth::StdLink)>,
     /// Last cumulative value per (instance, metric), to send deltas.
     last: HashMap<(String, String), u64>,
     /// Last cumulative (sum, count) per (instance, latency metric), to send averages.
@@ -458,12 +460,12 @@ impl Publisher {
         let location = self.location()?;
         if self.conn.as_ref().map(|(l, _)| l) != Some(&location) {
             let addr = format!("{}:{}", location.host, location.server_port);
-            let mut stream = TcpStream::connect(&addr).map_err(|e| format!("{addr}: {e}"))?;
-            if let Some(secret) = &self.config.auth {
-                heron_auth::connect_std(&mut stream, secret)
-                    .map_err(|e| format!("{addr}: authentication failed: {e}"))?;
-            }
+            let stream = TcpStream::connect(&addr).map_err(|e| format!("{addr}: {e}"))?;
+            let (tls, auth) = (self.config.tls.as_ref(), self.config.auth.as_ref());
+            let stream = heron_auth::dial_std(stream, tls, auth)
+                .map_err(|e| format!("{addr}: authentication failed: {e}"))?;
             stream
+                .tcp()
                 .set_write_timeout(Some(Duration::from_secs(5)))
                 .map_err(|e| e.to_string())?;
             info!(%addr, "publishing metrics to the tmaster");

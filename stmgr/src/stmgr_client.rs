@@ -6,6 +6,7 @@ use crate::config::REQUEST_TIMEOUT;
 use crate::event::Event;
 use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
+use heron_auth::Link;
 use heron_proto::stmgr::{StrMgrHelloRequest, StrMgrHelloResponse};
 use heron_proto::{is_ok, CodecError, HeronCodec, Packet, ReqId};
 use tokio::net::TcpStream;
@@ -21,6 +22,8 @@ pub(crate) struct Introduction {
     pub hello: StrMgrHelloRequest,
     /// The topology's secret; `None` with `heron-rs.auth.required=false`.
     pub auth: Option<heron_auth::Secret>,
+    /// TLS to the peer (`heron-rs.tls.enabled`).
+    pub tls: Option<heron_auth::Tls>,
 }
 
 /// Why an attempt failed.
@@ -83,14 +86,12 @@ async fn handshake(
     port: u16,
     intro: &Introduction,
     codec: HeronCodec,
-) -> Result<(TcpStream, BytesMut), HelloError> {
-    let mut stream = TcpStream::connect((host, port))
+) -> Result<(Link, BytesMut), HelloError> {
+    let stream = TcpStream::connect((host, port))
         .await
         .map_err(HelloError::Connect)?;
     crate::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
-    if let Some(secret) = &intro.auth {
-        heron_auth::connect(&mut stream, secret).await?;
-    }
+    let stream = heron_auth::dial(stream, intro.tls.as_ref(), intro.auth.as_ref()).await?;
     let mut framed = Framed::new(stream, codec);
     let reqid = ReqId::random();
     framed

@@ -59,6 +59,8 @@ pub(crate) struct TmasterClient {
     pub codec: HeronCodec,
     /// The topology's secret, proven before registering.
     pub auth: Option<heron_auth::Secret>,
+    /// TLS to the tmaster (`heron-rs.tls.enabled`).
+    pub tls: Option<heron_auth::Tls>,
     /// The instance records to register with; `None` until every instance registered.
     pub instances: watch::Receiver<Option<Vec<Instance>>>,
     pub events: mpsc::Sender<Event>,
@@ -132,7 +134,7 @@ impl TmasterClient {
     ) -> Result<(), SessionError> {
         let port = u16::try_from(location.server_port)
             .map_err(|_| SessionError::Moved(format!("invalid port {}", location.server_port)))?;
-        let mut stream = timeout(
+        let stream = timeout(
             REQUEST_TIMEOUT,
             TcpStream::connect((location.host.as_str(), port)),
         )
@@ -140,9 +142,7 @@ impl TmasterClient {
         .map_err(|_| SessionError::Timeout(REQUEST_TIMEOUT))?
         .map_err(SessionError::Connect)?;
         let _ = stream.set_nodelay(true);
-        if let Some(secret) = &self.auth {
-            heron_auth::connect(&mut stream, secret).await?;
-        }
+        let stream = heron_auth::dial(stream, self.tls.as_ref(), self.auth.as_ref()).await?;
         let mut conn = Framed::new(stream, self.codec);
         let request = StMgrRegisterRequest {
             stmgr: self.stmgr.clone(),

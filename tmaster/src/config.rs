@@ -29,6 +29,9 @@ pub struct TmasterConfig {
     /// (`heron_auth`), the controller wants its bearer token, and the tmaster proves itself
     /// to the checkpoint manager with it. `None` only for `heron-rs.auth.required=false`.
     pub auth: Option<heron_auth::Secret>,
+    /// TLS on the server port (`heron-rs.tls.enabled`): stream managers connect from other
+    /// hosts.
+    pub tls: Option<heron_auth::Tls>,
 }
 
 /// Tunables. [`Default`] gives Heron's values.

@@ -19,12 +19,14 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tracing::{debug, warn};
 
-/// What a connection must pass before the shell hears of it: the handshake with the
+/// What a connection must pass before the shell hears of it: TLS and the handshake with the
 /// topology's secret, holding one of the listener's handshake slots meanwhile.
 pub(crate) struct Admission {
+    /// TLS (`heron-rs.tls.enabled`).
+    pub tls: Option<heron_auth::Tls>,
     /// The topology's secret.
-    pub secret: heron_auth::Secret,
-    /// Given back once the handshake is over.
+    pub secret: Option<heron_auth::Secret>,
+    /// Given back once the handshakes are over.
     pub slot: tokio::sync::OwnedSemaphorePermit,
 }
 
@@ -39,17 +41,24 @@ pub(crate) async fn serve(
     outbox_capacity: usize,
     admission: Option<Admission>,
 ) {
-    let mut stream = stream;
     let _ = stream.set_nodelay(true);
-    if let Some(Admission { secret, slot }) = admission {
-        // Before the shell hears of the connection: a peer without the secret can neither
-        // register nor displace a registered stream manager.
-        if let Err(e) = heron_auth::accept(&mut stream, &secret).await {
-            warn!(%peer, conn, "refusing a connection from {peer}: authentication failed: {e}");
-            return;
+    let stream = match admission {
+        None => heron_auth::Link::Plain(stream),
+        Some(Admission { tls, secret, slot }) => {
+            // Before the shell hears of the connection: a peer without the secret can neither
+            // register nor displace a registered stream manager.
+            match heron_auth::admit(stream, tls.as_ref(), secret.as_ref()).await {
+                Ok(link) => {
+                    drop(slot);
+                    link
+                }
+                Err(e) => {
+                    warn!(%peer, conn, "refusing a connection from {peer}: authentication failed: {e}");
+                    return;
+                }
+            }
         }
-        drop(slot);
-    }
+    };
     let (outbox, mut outgoing) = mpsc::channel::<Bytes>(outbox_capacity.max(1));
     if events
         .send(Event::Connected { conn, peer, outbox })

@@ -149,6 +149,7 @@ async fn serve(
         events_tx,
         HeronCodec::new(options.max_packet_size),
         options.outbox_capacity,
+        config.tls.clone(),
         config.auth.clone(),
     ));
     let mut core = core::Core::new(

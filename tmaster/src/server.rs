@@ -15,6 +15,7 @@ pub(crate) async fn accept_loop(
     events: mpsc::Sender<Event>,
     codec: HeronCodec,
     outbox_capacity: usize,
+    tls: Option<heron_auth::Tls>,
     auth: Option<heron_auth::Secret>,
 ) {
     let mut next: ConnId = 1;
@@ -23,15 +24,17 @@ pub(crate) async fn accept_loop(
         match listener.accept().await {
             Ok((stream, peer)) => {
                 // A slot for the handshake; the connection gives it back once proven.
-                let admission = match &auth {
-                    None => None,
-                    Some(secret) => match slots.admit(&peer) {
+                let admission = if tls.is_none() && auth.is_none() {
+                    None
+                } else {
+                    match slots.admit(&peer) {
                         Some(slot) => Some(Admission {
-                            secret: secret.clone(),
+                            tls: tls.clone(),
+                            secret: auth.clone(),
                             slot,
                         }),
                         None => continue,
-                    },
+                    }
                 };
                 let conn = next;
                 next += 1;

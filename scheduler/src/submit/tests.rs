@@ -71,6 +71,8 @@ fn submit_writes_state_and_starts_one_executor_per_container_then_kill_leaves_no
             "tester",
             "--environ",
             "default",
+            "--host",
+            "127.0.0.1",
             "--",
             "--flag"
         ]

@@ -84,6 +84,7 @@ pub fn stmgr_config(
         max_packet_size: MAX_PACKET,
         ckptmgr_port: None,
         auth: None,
+        tls: None,
     }
 }
 

@@ -80,6 +80,7 @@ impl Fixture {
             stats_port: free_port(),
             ckptmgr_port: None,
             auth: None,
+            tls: None,
         };
         Fixture {
             dir,
