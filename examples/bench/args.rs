@@ -107,6 +107,8 @@ pub struct Options {
     pub checkpoint_interval: Duration,
     /// The Python that runs the multi-lang topologies' pystorm bolts (needs pystorm).
     pub python: String,
+    /// `heron-rs.tls.enabled`: TLS on the links between daemons.
+    pub tls: bool,
 }
 
 /// The usage text (`--help`).
@@ -124,6 +126,7 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --vocabulary N                 word-count vocabulary size (default 32, word_count's words)
   --python PATH                  the Python of the multilang topologies' pystorm bolts
                                  (default python3; it must import pystorm)
+  --tls                          TLS on the links between daemons (heron-rs.tls.enabled)
   --json                         print one JSON object instead of a summary
   --peer timely                  then run timely's word count and compare (word-count only;
                                  with --rate, timely gets the same cap and its latency is shown)";
@@ -147,6 +150,7 @@ impl Options {
             peer: None,
             checkpoint_interval: Duration::from_secs(10),
             python: "python3".to_string(),
+            tls: false,
         };
         let mut warmup_given = false;
         let mut it = args.iter();
@@ -199,6 +203,7 @@ impl Options {
                 }
                 "--python" => o.python = value()?,
                 "--json" if inline.is_none() => o.json = true,
+                "--tls" if inline.is_none() => o.tls = true,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {
                         "timely" => Some(Peer::Timely),
@@ -248,6 +253,9 @@ impl Options {
         }
         if let Some(n) = self.max_spout_pending {
             c.set(heron::Config::TOPOLOGY_MAX_SPOUT_PENDING, n.to_string());
+        }
+        if self.tls {
+            c.set("heron-rs.tls.enabled", "true");
         }
         c
     }
