@@ -22,8 +22,8 @@ use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 use support::{
-    acked_ids, assert_ledger_config_refused, assert_ok, fresh_example, role_pids,
-    submit_with_out_dir, topology_secret, wait_for, TestEnv,
+    acked_ids, assert_ledger_config_refused, assert_ok, fresh_example, role_pids, submit_ledger,
+    topology_secret, wait_for, TestEnv,
 };
 
 /// Ids of the attacked run: 24 000 at 400 a second per spout task, about 30 s, so the attacks
@@ -101,13 +101,7 @@ fn log_of(env: &TestEnv, name: &str, process: &str) -> String {
 fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
     let mut env = TestEnv::new();
     let ids = IDS.to_string();
-    let out = submit_with_out_dir(
-        &mut env,
-        "Ledger",
-        &fresh_example("ledger"),
-        "ledger",
-        &["--ids", &ids, "--rate", "400"],
-    );
+    let out = submit_ledger(&mut env, &["--ids", &ids, "--rate", "400"]);
     let state = LocalFsStateManager::new(env.state_root());
     let pplan: PhysicalPlan = wait_for(Duration::from_secs(60), "the physical plan", || {
         state
@@ -282,11 +276,8 @@ fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
 #[test]
 fn auth_can_be_turned_off_for_plain_heron_clients_and_a_bad_value_is_refused() {
     let mut env = TestEnv::new();
-    let out = submit_with_out_dir(
+    let out = submit_ledger(
         &mut env,
-        "Ledger",
-        &fresh_example("ledger"),
-        "ledger",
         &[
             "--ids",
             "500",
@@ -400,11 +391,8 @@ fn daemons_bind_the_configured_host_and_nothing_else() {
 #[test]
 fn with_tls_the_links_between_daemons_are_encrypted_and_nothing_is_lost() {
     let mut env = TestEnv::new();
-    let out = submit_with_out_dir(
+    let out = submit_ledger(
         &mut env,
-        "Ledger",
-        &fresh_example("ledger"),
-        "ledger",
         &[
             "--ids",
             "4000",

@@ -13,8 +13,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 use support::{
-    acked_ids, assert_ledger_config_refused, connect_as_member, fresh_example, submit_with_out_dir,
-    wait_for, TestEnv,
+    acked_ids, assert_ledger_config_refused, connect_as_member, submit_ledger, wait_for, TestEnv,
 };
 
 const IDS: u64 = 6_000;
@@ -47,11 +46,8 @@ fn closed_after_header(mut s: TcpStream, size: u32, wait: Duration) -> bool {
 fn configured_packet_limits_close_only_the_offending_connection() {
     let mut env = TestEnv::new();
     let ids = IDS.to_string();
-    let out = submit_with_out_dir(
+    let out = submit_ledger(
         &mut env,
-        "Ledger",
-        &fresh_example("ledger"),
-        "ledger",
         &[
             "--ids",
             &ids,

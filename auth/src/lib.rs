@@ -56,11 +56,16 @@ pub const REQUIRED_KEY: &str = "heron-rs.auth.required";
 /// assert!(heron_auth::required(Some("no")).is_err());
 /// ```
 pub fn required(value: Option<&str>) -> Result<bool, String> {
+    flag(REQUIRED_KEY, value, true)
+}
+
+/// A true/false config value (any case, surrounding blanks ignored); `default` when absent.
+pub(crate) fn flag(key: &str, value: Option<&str>, default: bool) -> Result<bool, String> {
     match value.map(str::trim) {
-        None => Ok(true),
+        None => Ok(default),
         Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
         Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
-        Some(v) => Err(format!("{REQUIRED_KEY} must be true or false, not {v:?}")),
+        Some(v) => Err(format!("{key} must be true or false, not {v:?}")),
     }
 }
 

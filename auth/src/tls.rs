@@ -31,12 +31,7 @@ const KEY_FILE: &str = "tls-key.der";
 /// assert!(heron_auth::tls_enabled(Some("yes")).is_err());
 /// ```
 pub fn tls_enabled(value: Option<&str>) -> Result<bool, String> {
-    match value.map(str::trim) {
-        None => Ok(false),
-        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
-        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
-        Some(v) => Err(format!("{TLS_KEY} must be true or false, not {v:?}")),
-    }
+    crate::flag(TLS_KEY, value, false)
 }
 
 /// The topology's TLS identity, loaded: a server config showing its certificate and a client

@@ -343,3 +343,9 @@ pub fn assert_ledger_config_refused(env: &mut TestEnv, key: &str, value: &str) {
         "the refusal of {config} names the key: {err}"
     );
 }
+
+/// Submits the `ledger` test topology as `Ledger`, writing its ledger under `<HOME>/ledger`
+/// (returned), with `args` after `--out-dir`; the submit must succeed.
+pub fn submit_ledger(env: &mut TestEnv, args: &[&str]) -> PathBuf {
+    submit_with_out_dir(env, "Ledger", &fresh_example("ledger"), "ledger", args)
+}
