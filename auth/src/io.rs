@@ -79,20 +79,33 @@ where
 /// [`connect`] on a blocking stream. The stream's read and write timeouts are set to
 /// [`HANDSHAKE_TIMEOUT`] for the handshake and restored after it.
 pub fn connect_std(stream: &mut std::net::TcpStream, secret: &Secret) -> Result<(), AuthError> {
-    let before = (
-        stream.read_timeout().map_err(io)?,
-        stream.write_timeout().map_err(io)?,
-    );
-    stream
-        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(io)?;
-    stream
-        .set_write_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(io)?;
+    let saved = SavedTimeouts::set_for_handshake(stream)?;
     let outcome = connect_blocking(stream, secret);
-    stream.set_read_timeout(before.0).map_err(io)?;
-    stream.set_write_timeout(before.1).map_err(io)?;
+    saved.restore(stream)?;
     outcome
+}
+
+/// A blocking socket's read and write timeouts from before a handshake, which sets both to
+/// [`HANDSHAKE_TIMEOUT`].
+pub(crate) struct SavedTimeouts(Option<Duration>, Option<Duration>);
+
+impl SavedTimeouts {
+    /// Saves `tcp`'s timeouts and sets both to [`HANDSHAKE_TIMEOUT`].
+    pub(crate) fn set_for_handshake(tcp: &std::net::TcpStream) -> Result<Self, AuthError> {
+        let saved = SavedTimeouts(
+            tcp.read_timeout().map_err(io)?,
+            tcp.write_timeout().map_err(io)?,
+        );
+        tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(io)?;
+        tcp.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(io)?;
+        Ok(saved)
+    }
+
+    /// Puts the saved timeouts back on `tcp`.
+    pub(crate) fn restore(self, tcp: &std::net::TcpStream) -> Result<(), AuthError> {
+        tcp.set_read_timeout(self.0).map_err(io)?;
+        tcp.set_write_timeout(self.1).map_err(io)
+    }
 }
 
 /// The client side over any blocking reader-writer (no timeout of its own).

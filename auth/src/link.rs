@@ -156,15 +156,7 @@ pub fn dial_std(
     tls: Option<&crate::Tls>,
     secret: Option<&crate::Secret>,
 ) -> Result<StdLink, crate::AuthError> {
-    let io = |e| crate::AuthError::Io("during the handshake".into(), e);
-    let before = (
-        tcp.read_timeout().map_err(io)?,
-        tcp.write_timeout().map_err(io)?,
-    );
-    tcp.set_read_timeout(Some(crate::HANDSHAKE_TIMEOUT))
-        .map_err(io)?;
-    tcp.set_write_timeout(Some(crate::HANDSHAKE_TIMEOUT))
-        .map_err(io)?;
+    let saved = crate::io::SavedTimeouts::set_for_handshake(&tcp)?;
     let mut link = match tls {
         Some(tls) => StdLink::Tls(Box::new(tls.connect_std(tcp)?)),
         None => StdLink::Plain(tcp),
@@ -172,7 +164,6 @@ pub fn dial_std(
     if let Some(secret) = secret {
         crate::connect_blocking(&mut link, secret)?;
     }
-    link.tcp().set_read_timeout(before.0).map_err(io)?;
-    link.tcp().set_write_timeout(before.1).map_err(io)?;
+    saved.restore(link.tcp())?;
     Ok(link)
 }
