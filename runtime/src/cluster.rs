@@ -15,8 +15,8 @@
 //! directories; the nested ones (`metrics_sinks.yaml`, ...) are not read. The state manager
 //! comes from `heron.class.state.manager`, `heron.statemgr.connection.string`,
 //! `heron.statemgr.root.path` and the ZooKeeper timeouts (see
-//! [`heron_statemgr::from_config`]); `heron.class.scheduler`, when set, must be Heron's local
-//! scheduler: that is the only scheduler here.
+//! [`heron_statemgr::from_config`]); `heron.class.scheduler`, when set, names Heron's local
+//! or Slurm scheduler ([`SchedulerKind`]).
 
 mod yaml;
 
@@ -33,8 +33,19 @@ use std::path::{Path, PathBuf};
 pub const KEY_SCHEDULER_CLASS: &str = "heron.class.scheduler";
 /// The address a topology's daemons bind and advertise (default `127.0.0.1`).
 pub const KEY_HOST: &str = "heron-rs.host";
-/// Heron's local scheduler class, the only one supported.
+/// Heron's local scheduler class.
 pub const CLASS_LOCAL_SCHEDULER: &str = "org.apache.heron.scheduler.local.LocalScheduler";
+/// Heron's Slurm scheduler class.
+pub const CLASS_SLURM_SCHEDULER: &str = "org.apache.heron.scheduler.slurm.SlurmScheduler";
+
+/// The schedulers a cluster can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// Processes on this machine ([`CLASS_LOCAL_SCHEDULER`]).
+    Local,
+    /// A Slurm job per topology ([`CLASS_SLURM_SCHEDULER`], see `heron-slurm`).
+    Slurm,
+}
 /// The built-in cluster on the local file system.
 pub const LOCAL: &str = "local";
 /// The built-in cluster on a ZooKeeper at 127.0.0.1:2181.
@@ -98,7 +109,10 @@ pub enum ClusterError {
         reason: &'static str,
     },
     /// The scheduler is not the local one.
-    #[error("cluster {cluster:?} asks for scheduler {class:?}; only {CLASS_LOCAL_SCHEDULER} is available")]
+    #[error(
+        "cluster {cluster:?} asks for scheduler {class:?}; the schedulers available are \
+         {CLASS_LOCAL_SCHEDULER} and {CLASS_SLURM_SCHEDULER}"
+    )]
     Scheduler {
         /// The cluster.
         cluster: String,
@@ -161,30 +175,44 @@ impl ClusterConfig {
             values.insert(k.trim().to_string(), v.trim().to_string());
         }
         values.insert(KEY_CLUSTER.to_string(), cluster.to_string());
-        if let Some(class) = values.get(KEY_SCHEDULER_CLASS) {
-            let short = class
-                .strip_prefix("org.apache.heron.")
-                .or_else(|| class.strip_prefix("com.twitter.heron."));
-            if short != Some("scheduler.local.LocalScheduler") {
-                return Err(ClusterError::Scheduler {
-                    cluster: cluster.to_string(),
-                    class: class.clone(),
-                });
-            }
-        }
-        Ok(ClusterConfig {
+        let config = ClusterConfig {
             cluster: cluster.to_string(),
             values,
-        })
+        };
+        config.scheduler()?;
+        Ok(config)
+    }
+
+    /// The scheduler `heron.class.scheduler` names (Heron's class names; the local one when
+    /// unset).
+    pub fn scheduler(&self) -> Result<SchedulerKind, ClusterError> {
+        let Some(class) = self.values.get(KEY_SCHEDULER_CLASS) else {
+            return Ok(SchedulerKind::Local);
+        };
+        let short = class
+            .strip_prefix("org.apache.heron.")
+            .or_else(|| class.strip_prefix("com.twitter.heron."));
+        match short {
+            Some("scheduler.local.LocalScheduler") => Ok(SchedulerKind::Local),
+            Some("scheduler.slurm.SlurmScheduler") => Ok(SchedulerKind::Slurm),
+            _ => Err(ClusterError::Scheduler {
+                cluster: self.cluster.clone(),
+                class: class.clone(),
+            }),
+        }
     }
 
     /// The address the topology's daemons bind and advertise ([`KEY_HOST`]): an IP address
-    /// of this machine, `127.0.0.1` unless configured. A wildcard (`0.0.0.0`, `::`) is
-    /// refused: the same address is what the other daemons connect to.
+    /// of this machine, `127.0.0.1` unless configured, or `auto`: each container's own
+    /// address, found where it runs (see [`heron_scheduler::host`]). A wildcard (`0.0.0.0`,
+    /// `::`) is refused: the same address is what the other daemons connect to.
     pub fn host(&self) -> Result<String, ClusterError> {
         let Some(v) = self.values.get(KEY_HOST) else {
             return Ok("127.0.0.1".to_string());
         };
+        if v == heron_scheduler::host::AUTO {
+            return Ok(v.clone());
+        }
         match v.parse::<std::net::IpAddr>() {
             Ok(ip) if !ip.is_unspecified() => Ok(ip.to_string()),
             _ => Err(ClusterError::Value {
@@ -192,7 +220,7 @@ impl ClusterConfig {
                 key: KEY_HOST,
                 value: v.clone(),
                 reason: "expected an IP address of this machine other than a wildcard (the \
-                         daemons bind it and tell each other to connect to it)",
+                         daemons bind it and tell each other to connect to it), or auto",
             }),
         }
     }

@@ -294,6 +294,11 @@ impl Role {
             } => {
                 let binary = std::env::current_exe().map_err(RoleError::Setup)?;
                 let working_dir = std::env::current_dir().map_err(RoleError::Setup)?;
+                let host = heron_scheduler::host::resolve_host(
+                    &host,
+                    &state_manager,
+                    std::env::var("HOST").ok().as_deref(),
+                );
                 heron_scheduler::executor::run(heron_scheduler::executor::ExecutorConfig {
                     shard,
                     topology_name: ids.topology_name,

@@ -84,6 +84,14 @@ pub enum SchedulerError {
     /// The executor cannot run its container.
     #[error("executor: {0}")]
     Executor(String),
+    /// A cluster scheduler (Slurm, ...) failed a request.
+    #[error("{scheduler}: {reason}")]
+    Cluster {
+        /// The scheduler (`slurm`).
+        scheduler: &'static str,
+        /// What failed, with the cluster's own message.
+        reason: String,
+    },
     /// Processes of a topology survived SIGKILL.
     #[error("processes of topology '{name}' are still alive after SIGKILL: {pids:?}")]
     Survivors {
@@ -95,8 +103,14 @@ pub enum SchedulerError {
 }
 
 impl SchedulerError {
-    /// An [`SchedulerError::Io`] with context.
-    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SchedulerError {
+    /// An [`SchedulerError::Io`] with context, for `map_err`.
+    ///
+    /// ```
+    /// use heron_scheduler::SchedulerError;
+    /// let e = std::fs::read("/no/such/file").map_err(SchedulerError::io("reading it")).unwrap_err();
+    /// assert!(e.to_string().starts_with("reading it: "));
+    /// ```
+    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SchedulerError {
         let context = context.into();
         move |source| SchedulerError::Io { context, source }
     }

@@ -102,14 +102,24 @@ pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
             pids: survivors,
         });
     }
-    state.delete_topology(name)?;
-    layout::remove_pid_files(&working_dir)?;
-    remove_secret(&working_dir)?;
+    clean_up(&*state, name, &working_dir)?;
     Ok(KillReport {
         name: name.clone(),
         working_dir,
         executors,
     })
+}
+
+/// The last step of every kill, once no process of the topology runs: deletes its state
+/// nodes, its pid files and its secret (the working directory stays: it has the logs).
+pub fn clean_up(
+    state: &dyn heron_statemgr::StateManager,
+    name: &str,
+    working_dir: &std::path::Path,
+) -> Result<(), SchedulerError> {
+    state.delete_topology(name)?;
+    layout::remove_pid_files(working_dir)?;
+    remove_secret(working_dir)
 }
 
 /// `true` when group `pgid` has a live process running a role of topology `name`. A pid

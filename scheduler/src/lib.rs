@@ -17,6 +17,7 @@
 mod define;
 mod error;
 pub mod executor;
+pub mod host;
 mod kill;
 pub mod layout;
 pub mod limits;
@@ -31,15 +32,16 @@ mod update;
 
 pub use define::define_topology;
 pub use error::SchedulerError;
-pub use kill::{kill, KillReport, KillRequest};
+pub use kill::{clean_up, kill, KillReport, KillRequest};
 pub use modes::{auth_required, tls_enabled};
 pub use restart::{restart, RestartRequest};
 pub use submit::{
-    check_binary, default_role, ensure_not_running, execution_state, launch_executors,
-    new_topology_id, pack, prepare_working_dir, submit, submit_with_progress, write_secret,
-    write_state, ExecutorProcess, SubmitEvent, SubmitRequest, Submitted,
+    check_binary, default_role, ensure_not_running, execution_state, executor_args,
+    launch_executors, new_topology_id, pack, prepare_working_dir, submit, submit_with,
+    submit_with_progress, write_secret, write_state, ExecutorProcess, Launch, Launcher,
+    LocalLauncher, SubmitEvent, SubmitRequest, Submitted,
 };
-pub use update::{update, UpdateReport, UpdateRequest};
+pub use update::{update, update_with, GrowContainers, UpdateReport, UpdateRequest};
 
 /// The default cluster: local processes, local file-system state (`localzk` and clusters under
 /// `~/.heron/conf` use this scheduler too, with another state manager).

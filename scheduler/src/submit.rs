@@ -5,6 +5,7 @@
 use crate::layout;
 use crate::process::{spawn_session_leader, stop_groups};
 use crate::{define_topology, SchedulerError, DEFAULT_ENVIRON, LOCAL_CLUSTER, VERSION};
+use heron_proto::scheduler::SchedulerLocation;
 use heron_proto::{api, system, Message};
 use heron_statemgr::{StateDir, StateError, StateManager, StateManagerSpec};
 use std::os::unix::fs::PermissionsExt;
@@ -99,8 +100,13 @@ pub struct Submitted {
     pub containers: usize,
     /// Instances in the packing plan.
     pub instances: usize,
-    /// The executors, shard 0 first.
+    /// The executors this process started, shard 0 first (none when a cluster scheduler
+    /// started them).
     pub executors: Vec<ExecutorProcess>,
+    /// The shards launched, 0 (the tmaster's container) first.
+    pub shards: Vec<i32>,
+    /// The scheduler location written to `schedulers/<name>`, if the launcher gave one.
+    pub location: Option<SchedulerLocation>,
 }
 
 impl Submitted {
@@ -141,9 +147,63 @@ pub enum SubmitEvent<'a> {
     Launched {
         /// Working directory.
         working_dir: &'a Path,
-        /// Executors.
+        /// Executors started by this process (none when a cluster scheduler starts them).
         executors: &'a [ExecutorProcess],
+        /// What was launched, in a few words ("3 executors", "Slurm job 12").
+        description: &'a str,
     },
+}
+
+/// What a [`Launcher`] started.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// Executors this process started and can watch (the local scheduler's).
+    pub executors: Vec<ExecutorProcess>,
+    /// Where the scheduler that runs the containers can be found (`schedulers/<topology>`),
+    /// when there is one (a Slurm job, say).
+    pub location: Option<SchedulerLocation>,
+    /// What was launched, in a few words.
+    pub description: String,
+}
+
+/// The last step of a submit: starting the containers (shard 0 = the tmaster's) of a
+/// topology whose state is written and whose working directory is ready. The local
+/// scheduler starts detached executors ([`LocalLauncher`]); a cluster scheduler submits a job.
+pub trait Launcher {
+    /// Starts `shards` of `topology`; on failure nothing may be left running.
+    fn launch(
+        &self,
+        req: &SubmitRequest,
+        topology: &api::Topology,
+        shards: &[i32],
+        working_dir: &Path,
+    ) -> Result<Launch, SchedulerError>;
+}
+
+/// The local scheduler: one detached executor per container on this machine
+/// ([`launch_executors`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalLauncher;
+
+impl Launcher for LocalLauncher {
+    fn launch(
+        &self,
+        req: &SubmitRequest,
+        topology: &api::Topology,
+        shards: &[i32],
+        working_dir: &Path,
+    ) -> Result<Launch, SchedulerError> {
+        let executors = launch_executors(req, topology, shards, working_dir)?;
+        let description = match executors.len() {
+            1 => "1 executor".to_string(),
+            n => format!("{n} executors"),
+        };
+        Ok(Launch {
+            executors,
+            location: None,
+            description,
+        })
+    }
 }
 
 /// Submits a topology with no progress reporting. See [`submit_with_progress`].
@@ -151,10 +211,20 @@ pub fn submit(req: &SubmitRequest) -> Result<Submitted, SchedulerError> {
     submit_with_progress(req, |_| {})
 }
 
-/// Submits a topology: every step in order, calling `progress` after each. On failure,
-/// state written so far is removed and started executors are stopped.
+/// Submits a topology to the local scheduler: every step in order, calling `progress` after
+/// each. On failure, state written so far is removed and started executors are stopped.
 pub fn submit_with_progress(
     req: &SubmitRequest,
+    progress: impl FnMut(SubmitEvent<'_>),
+) -> Result<Submitted, SchedulerError> {
+    submit_with(req, &LocalLauncher, progress)
+}
+
+/// [`submit_with_progress`] with the containers started by `launcher`; its scheduler
+/// location, if any, is written to `schedulers/<name>` (Heron's `SchedulerLocation`).
+pub fn submit_with(
+    req: &SubmitRequest,
+    launcher: &dyn Launcher,
     mut progress: impl FnMut(SubmitEvent<'_>),
 ) -> Result<Submitted, SchedulerError> {
     check_request(req)?;
@@ -186,18 +256,20 @@ pub fn submit_with_progress(
     write_state(state, &topology, &plan, &exec)?;
     let described = state.describe();
     progress(SubmitEvent::StateWritten { state: &described });
+    let mut shards = vec![0];
+    shards.extend(plan.container_plans.iter().map(|c| c.id));
     let launched = prepare_working_dir(req, &topology.name).and_then(|wd| {
         write_secret(&topology, &wd)?;
-        let mut shards = vec![0];
-        shards.extend(plan.container_plans.iter().map(|c| c.id));
         let req = SubmitRequest {
             binary: binary.clone(),
             state_manager: state_manager.clone(),
             ..req.clone()
         };
-        launch_executors(&req, &topology, &shards, &wd).map(|ex| (wd, ex))
+        launcher
+            .launch(&req, &topology, &shards, &wd)
+            .map(|launch| (wd, launch))
     });
-    let (working_dir, executors) = match launched {
+    let (working_dir, launch) = match launched {
         Ok(v) => v,
         Err(e) => {
             rollback(
@@ -212,9 +284,21 @@ pub fn submit_with_progress(
             return Err(e);
         }
     };
+    if let Some(location) = &launch.location {
+        // the job runs: a failed write costs only the tracker's view (kill finds the job in
+        // the working directory too)
+        if let Err(e) = state.set(
+            StateDir::Schedulers,
+            &topology.name,
+            &location.encode_to_vec(),
+        ) {
+            tracing::warn!("writing schedulers/{}: {e}", topology.name);
+        }
+    }
     progress(SubmitEvent::Launched {
         working_dir: &working_dir,
-        executors: &executors,
+        executors: &launch.executors,
+        description: &launch.description,
     });
     Ok(Submitted {
         name: topology.name,
@@ -226,7 +310,9 @@ pub fn submit_with_progress(
         working_dir,
         containers,
         instances,
-        executors,
+        executors: launch.executors,
+        shards,
+        location: launch.location,
     })
 }
 
@@ -443,6 +529,37 @@ pub fn launch_executors(
     Ok(started)
 }
 
+/// The arguments of container `shard`'s executor (after the binary): `heron-role executor
+/// --shard N ...  -- <user args>`, what every scheduler runs in the container.
+pub fn executor_args(req: &SubmitRequest, topology: &api::Topology, shard: i32) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "heron-role",
+        "executor",
+        "--shard",
+        &shard.to_string(),
+        "--topology-name",
+        &topology.name,
+        "--topology-id",
+        &topology.id,
+        "--state-manager",
+        &req.state_manager.to_string(),
+        "--cluster",
+        &req.cluster,
+        "--role",
+        &req.role,
+        "--environ",
+        &req.environ,
+        "--host",
+        &req.host,
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(req.user_args.iter().cloned());
+    args
+}
+
 fn launch_executor(
     req: &SubmitRequest,
     topology: &api::Topology,
@@ -464,26 +581,7 @@ fn launch_executor(
         log_path.display()
     )))?;
     let mut cmd = Command::new(&req.binary);
-    cmd.arg("heron-role")
-        .arg("executor")
-        .arg("--shard")
-        .arg(shard.to_string())
-        .arg("--topology-name")
-        .arg(&topology.name)
-        .arg("--topology-id")
-        .arg(&topology.id)
-        .arg("--state-manager")
-        .arg(req.state_manager.to_string())
-        .arg("--cluster")
-        .arg(&req.cluster)
-        .arg("--role")
-        .arg(&req.role)
-        .arg("--environ")
-        .arg(&req.environ)
-        .arg("--host")
-        .arg(&req.host)
-        .arg("--")
-        .args(&req.user_args)
+    cmd.args(executor_args(req, topology, shard))
         .current_dir(working_dir)
         .stdin(Stdio::null())
         .stdout(log)

@@ -77,6 +77,23 @@ pub struct UpdateReport {
 
 /// Repacks a running topology; see the module docs.
 pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
+    update_with(req, &mut |working_dir, old_plan, new_plan| {
+        launch_new_containers(&req.name, working_dir, old_plan, new_plan)
+    })
+}
+
+/// Starts the containers a new packing plan adds: called with the working directory, the old
+/// plan and the new one; the executors it started (if this process started any).
+pub type GrowContainers<'a> = dyn FnMut(&Path, &PackingPlan, &PackingPlan) -> Result<Vec<ExecutorProcess>, SchedulerError>
+    + 'a;
+
+/// [`update`] with the containers the new plan adds started by `grow` (called with the
+/// working directory, the old plan and the new one, after the new plan is written); the local
+/// scheduler starts an executor per new container, a cluster scheduler asks its cluster.
+pub fn update_with(
+    req: &UpdateRequest,
+    grow: &mut GrowContainers<'_>,
+) -> Result<UpdateReport, SchedulerError> {
     let name = &req.name;
     let not_found = || SchedulerError::NotFound {
         name: name.clone(),
@@ -115,7 +132,41 @@ pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
         .filter(|r| heron_statemgr::validate_name(r).is_ok())
         .unwrap_or_else(|| req.role.clone());
     let working_dir = layout::working_dir(&req.home, &req.cluster, &role, name);
-    let executors = layout::read_pid_files(&working_dir)?;
+    let updated = with_parallelism(&topology, &new_plan, &req.parallelism);
+    state.set(StateDir::Topologies, name, &updated.encode_to_vec())?;
+    state.set(StateDir::PackingPlans, name, &new_plan.encode_to_vec())?;
+    tracing::info!("wrote the new packing plan of {name}");
+    let added = grow(&working_dir, &old_plan, &new_plan)?;
+    Ok(UpdateReport {
+        old_plan,
+        new_plan,
+        added,
+    })
+}
+
+/// The container ids of `new` that `old` does not have.
+pub(crate) fn added_containers(old: &PackingPlan, new: &PackingPlan) -> Vec<i32> {
+    let old_ids: BTreeSet<i32> = old.container_plans.iter().map(|c| c.id).collect();
+    new.container_plans
+        .iter()
+        .map(|c| c.id)
+        .filter(|id| !old_ids.contains(id))
+        .collect()
+}
+
+/// The local scheduler's growth: an executor per new container, started with a running
+/// executor's command line.
+fn launch_new_containers(
+    name: &str,
+    working_dir: &Path,
+    old_plan: &PackingPlan,
+    new_plan: &PackingPlan,
+) -> Result<Vec<ExecutorProcess>, SchedulerError> {
+    let new_ids = added_containers(old_plan, new_plan);
+    if new_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let executors = layout::read_pid_files(working_dir)?;
     let template = executors
         .iter()
         .map(|(_, pid)| cmdline(*pid))
@@ -126,19 +177,10 @@ pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
                 working_dir.display()
             ))
         })?;
-    let updated = with_parallelism(&topology, &new_plan, &req.parallelism);
-    state.set(StateDir::Topologies, name, &updated.encode_to_vec())?;
-    state.set(StateDir::PackingPlans, name, &new_plan.encode_to_vec())?;
-    tracing::info!("wrote the new packing plan of {name}");
-    let old_ids: BTreeSet<i32> = old_plan.container_plans.iter().map(|c| c.id).collect();
     let mut added = Vec::new();
-    for c in new_plan
-        .container_plans
-        .iter()
-        .filter(|c| !old_ids.contains(&c.id))
-    {
-        match launch_like(&template, c.id, &working_dir) {
-            Ok(pid) => added.push(ExecutorProcess { shard: c.id, pid }),
+    for id in new_ids {
+        match launch_like(&template, id, working_dir) {
+            Ok(pid) => added.push(ExecutorProcess { shard: id, pid }),
             Err(e) => {
                 stop_groups(
                     &added.iter().map(|e| e.pid).collect::<Vec<_>>(),
@@ -148,11 +190,7 @@ pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
             }
         }
     }
-    Ok(UpdateReport {
-        old_plan,
-        new_plan,
-        added,
-    })
+    Ok(added)
 }
 
 /// The topology with the new parallelism and container count in its config.

@@ -95,6 +95,17 @@ pub fn restart(args: RestartArgs) -> anyhow::Result<()> {
     req.role = r.target.role.clone();
     req.state_manager = r.state_manager.clone();
     req.container = args.container.filter(|c| *c >= 0);
+    if r.config.scheduler()? == crate::cluster::SchedulerKind::Slurm {
+        let done =
+            heron_slurm::restart(&req).map_err(|e| anyhow::anyhow!("restart failed: {e}"))?;
+        for c in done {
+            println!(
+                "restarted container {} of '{}' (job step {} replaced by {} on {})",
+                c.shard, args.topology, c.old_step, c.new_step, c.nodes
+            );
+        }
+        return Ok(());
+    }
     let done = restart_containers(&req).map_err(|e| anyhow::anyhow!("restart failed: {e}"))?;
     for (shard, n) in done {
         println!(

@@ -2,6 +2,7 @@
 
 use super::target::resolve;
 use super::TopologyArgs;
+use crate::cluster::SchedulerKind;
 use heron_scheduler::{kill, KillRequest};
 
 pub fn run(args: TopologyArgs) -> anyhow::Result<()> {
@@ -11,6 +12,15 @@ pub fn run(args: TopologyArgs) -> anyhow::Result<()> {
     req.role = r.target.role;
     req.state_manager = r.state_manager;
     println!("killing topology '{}' in cluster {}", req.name, req.cluster);
+    if r.config.scheduler()? == SchedulerKind::Slurm {
+        let report = heron_slurm::kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
+        println!(
+            "killed '{}': its Slurm job ended, state deleted; logs kept in {}",
+            report.name,
+            heron_scheduler::layout::log_dir(&report.working_dir).display()
+        );
+        return Ok(());
+    }
     let report = kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
     if args.common.verbose {
         for e in &report.executors {

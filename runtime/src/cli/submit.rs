@@ -3,9 +3,10 @@
 
 use super::target::resolve;
 use super::SubmitArgs;
+use crate::cluster::SchedulerKind;
 use crate::startup::{wait_for_physical_plan, DEFAULT_PPLAN_TIMEOUT};
 use anyhow::bail;
-use heron_scheduler::{submit_with_progress, SubmitEvent, SubmitRequest};
+use heron_scheduler::{submit_with, Launcher, LocalLauncher, SubmitEvent, SubmitRequest};
 
 pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
@@ -19,12 +20,24 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     req.environ = r.target.environ;
     req.verbose = args.common.verbose;
     req.state_manager = r.state_manager;
-    req.host = r.config.host()?;
+    let scheduler = r.config.scheduler()?;
+    let launcher: Box<dyn Launcher> = match scheduler {
+        SchedulerKind::Local => Box::new(LocalLauncher),
+        SchedulerKind::Slurm => Box::new(heron_slurm::Slurm::from_config(&r.config.values)?),
+    };
+    req.host = match (
+        scheduler,
+        r.config.values.contains_key(crate::cluster::KEY_HOST),
+    ) {
+        // on a cluster each container advertises the address of the node it runs on
+        (SchedulerKind::Slurm, false) => heron_scheduler::host::AUTO.to_string(),
+        _ => r.config.host()?,
+    };
     let verbose = args.common.verbose;
     // The step under way and the topology's name, for the failure message.
     let mut step = "[0/5] checking the request";
     let mut name = None;
-    let submitted = submit_with_progress(&req, |event| {
+    let submitted = submit_with(&req, &*launcher, |event| {
         step = failing_step(&event);
         if let SubmitEvent::Defined { name: n, .. } = &event {
             name = Some(n.to_string());
@@ -73,7 +86,7 @@ fn failing_step(event: &SubmitEvent<'_>) -> &'static str {
         SubmitEvent::Defining { .. } => "[1/5] defining the topology",
         SubmitEvent::Defined { .. } => "[2/5] packing",
         SubmitEvent::Packed { .. } => "[3/5] writing the state",
-        SubmitEvent::StateWritten { .. } => "[4/5] launching the executors",
+        SubmitEvent::StateWritten { .. } => "[4/5] launching the containers",
         SubmitEvent::Launched { .. } => "[5/5] waiting for the physical plan",
     }
 }
@@ -101,12 +114,9 @@ fn print_event(event: SubmitEvent<'_>, verbose: bool) {
         SubmitEvent::Launched {
             working_dir,
             executors,
+            description,
         } => {
-            println!(
-                "[4/5] launched {} in {}",
-                plural(executors.len(), "executor"),
-                working_dir.display()
-            );
+            println!("[4/5] launched {description} in {}", working_dir.display());
             if verbose {
                 for e in executors {
                     println!("      executor-{} pid {}", e.shard, e.pid);

@@ -52,7 +52,13 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<()> {
     req.parallelism = parallelism;
     req.containers = args.container_number;
     req.dry_run = args.dry_run;
-    let report = update(&req).map_err(|e| anyhow::anyhow!("update failed: {e}"))?;
+    let report = match r.config.scheduler()? {
+        crate::cluster::SchedulerKind::Slurm => {
+            heron_slurm::update(&req, &heron_slurm::Slurm::from_config(&r.config.values)?)
+        }
+        crate::cluster::SchedulerKind::Local => update(&req),
+    }
+    .map_err(|e| anyhow::anyhow!("update failed: {e}"))?;
     if args.dry_run {
         println!(
             "dry run: the new packing plan of '{}' would be:",

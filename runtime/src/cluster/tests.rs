@@ -136,6 +136,16 @@ fn cluster_directories_override_and_define_clusters() {
     .unwrap();
     let e = ClusterConfig::load("mine", conf.path(), &[]).unwrap_err();
     assert!(e.to_string().contains("AuroraScheduler"), "{e}");
+    assert_eq!(c.scheduler().unwrap(), SchedulerKind::Local);
+    std::fs::write(
+        dir.join("scheduler.yaml"),
+        "heron.class.scheduler: org.apache.heron.scheduler.slurm.SlurmScheduler\n\
+         heron-rs.host: auto\n",
+    )
+    .unwrap();
+    let c = ClusterConfig::load("mine", conf.path(), &[]).unwrap();
+    assert_eq!(c.scheduler().unwrap(), SchedulerKind::Slurm);
+    assert_eq!(c.host().unwrap(), "auto");
     std::fs::write(dir.join("scheduler.yaml"), "sinks:\n  - x\n").unwrap();
     let e = ClusterConfig::load("mine", conf.path(), &[]).unwrap_err();
     assert!(e.to_string().contains("scheduler.yaml: line 2"), "{e}");
