@@ -22,6 +22,20 @@ struct Peer {
     host: String,
     port: u16,
     state: PeerState,
+    /// Connection attempts that failed in a row (reset when one succeeds).
+    failures: u32,
+}
+
+/// The longest wait between two connection attempts to an unreachable stream manager.
+pub(crate) const MAX_RECONNECT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// The wait after `failures` failed attempts in a row: [`RECONNECT_INTERVAL`], doubled with
+/// each further failure up to [`MAX_RECONNECT_INTERVAL`].
+pub(crate) fn backoff(failures: u32) -> std::time::Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    RECONNECT_INTERVAL
+        .saturating_mul(1 << doublings)
+        .min(MAX_RECONNECT_INTERVAL)
 }
 
 /// A client connection to open to another stream manager; its outcome is reported with
@@ -106,7 +120,15 @@ impl Mesh {
         new.sort();
         for (id, host, port) in new {
             let state = PeerState::Waiting { retry_at: now };
-            self.peers.insert(id.clone(), Peer { host, port, state });
+            self.peers.insert(
+                id.clone(),
+                Peer {
+                    host,
+                    port,
+                    state,
+                    failures: 0,
+                },
+            );
             update.connect.push(self.connect(&id));
         }
         update
@@ -131,19 +153,37 @@ impl Mesh {
     pub fn client_up(&mut self, stmgr_id: &str, attempt: u64, conn: ConnId) -> bool {
         match self.peers.get_mut(stmgr_id) {
             Some(p) if p.state == (PeerState::Connecting { attempt }) => {
+                if p.failures > 0 {
+                    info!(
+                        "reached stream manager {stmgr_id} at {}:{} after {} failed attempts",
+                        p.host, p.port, p.failures
+                    );
+                }
                 p.state = PeerState::Connected { conn };
+                p.failures = 0;
                 true
             }
             _ => false,
         }
     }
 
-    /// The client connection `attempt` to `stmgr_id` failed: retry after the interval.
+    /// The client connection `attempt` to `stmgr_id` failed: retry after a [`backoff`] that
+    /// grows with the failures in a row, logged (with the address) at the first failure and
+    /// then whenever their count doubles.
     pub fn client_failed(&mut self, stmgr_id: &str, attempt: u64, now: Instant) {
         if let Some(p) = self.peers.get_mut(stmgr_id) {
             if p.state == (PeerState::Connecting { attempt }) {
+                p.failures += 1;
+                let wait = backoff(p.failures);
+                if p.failures.is_power_of_two() {
+                    warn!(
+                        "cannot reach stream manager {stmgr_id} at {}:{} ({} failed attempts \
+                         in a row); retrying in {wait:?}",
+                        p.host, p.port, p.failures
+                    );
+                }
                 p.state = PeerState::Waiting {
-                    retry_at: now + RECONNECT_INTERVAL,
+                    retry_at: now + wait,
                 };
             }
         }
@@ -228,6 +268,7 @@ impl Mesh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn stmgr(id: &str, port: i32) -> StMgr {
         StMgr {
@@ -240,6 +281,33 @@ mod tests {
             shell_port: None,
             local_data_port: None,
         }
+    }
+
+    #[test]
+    fn an_unreachable_peer_is_retried_with_a_growing_wait_reset_by_success() {
+        let t0 = Instant::now();
+        let mut m = Mesh::new("s1");
+        let mut attempt = m.update(&[stmgr("s1", 1), stmgr("s2", 2)], t0).connect[0].attempt;
+        let mut now = t0;
+        let mut waits = Vec::new();
+        for _ in 0..5 {
+            m.client_failed("s2", attempt, now);
+            let next = m.deadline().unwrap();
+            waits.push((next - now).as_secs());
+            assert!(
+                m.due(next - Duration::from_millis(1)).is_empty(),
+                "not before"
+            );
+            now = next;
+            attempt = m.due(now)[0].attempt;
+        }
+        assert_eq!(waits, [1, 2, 4, 4, 4]);
+        assert!(m.client_up("s2", attempt, 7));
+        // a later failure starts again from the first wait
+        assert!(m.client_closed("s2", 7, now));
+        let attempt = m.due(m.deadline().unwrap())[0].attempt;
+        m.client_failed("s2", attempt, now);
+        assert_eq!(m.deadline(), Some(now + RECONNECT_INTERVAL));
     }
 
     #[test]
