@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A private Slurm cluster for the tests: munged (shared, started when not running), one
-# slurmctld and two emulated slurmd nodes (n1, n2) on this machine, configured in DIR and
+# slurmctld and emulated slurmd nodes (two by default, n1 and n2) on this machine, in DIR and
 # reached through SLURM_CONF=DIR/slurm.conf (no file under /etc/slurm is touched).
 #
 #   scripts/slurm.sh start DIR   # prints SLURM_CONF=DIR/slurm.conf once both nodes are idle
@@ -8,6 +8,12 @@
 #
 # Needs root (slurmd runs the job steps as their users) and Debian's slurm-wlm and munge;
 # installs them when missing unless SLURM_NO_INSTALL=1. See ../../shared/reference/infra.md §5.
+# Other nodes (the multi-host test's, each in a network namespace of its own):
+#   SLURM_NODES="na@198.51.100.1@NETNS ..."  name@address[@netns] per node (default
+#                                            "n1@127.0.0.1 n2@127.0.0.1"); a node with a netns
+#                                            runs its slurmd in /run/netns/NETNS (nsenter: only
+#                                            the network is its own, /sys stays mounted)
+#   SLURM_CTLD_ADDR=198.51.100.254           the address slurmctld is reached at (127.0.0.1)
 set -euo pipefail
 
 cmd="${1:-}"
@@ -79,9 +85,9 @@ mkdir -p "$dir/state" "$dir/log"
 host="$(hostname -s)"
 ctl_port="$(free_port)"
 cat > "$dir/slurm.conf" <<EOF
-# written by scripts/slurm.sh: two emulated nodes on this machine
+# written by scripts/slurm.sh: emulated nodes on this machine
 ClusterName=heronrs
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$host(${SLURM_CTLD_ADDR:-127.0.0.1})
 SlurmctldPort=$ctl_port
 SlurmUser=root
 SlurmdUser=root
@@ -103,17 +109,28 @@ ReturnToService=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port) CPUs=1
-NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port) CPUs=1
-PartitionName=heronrs Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF
+nodes="${SLURM_NODES:-n1@127.0.0.1 n2@127.0.0.1}"
+count=0
+for node in $nodes; do
+  IFS=@ read -r name addr _ <<<"$node"
+  echo "NodeName=$name NodeHostname=$host NodeAddr=$addr Port=$(free_port) CPUs=1" >> "$dir/slurm.conf"
+  count=$((count + 1))
+done
+echo "PartitionName=heronrs Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE" >> "$dir/slurm.conf"
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld
-slurmd -N n1
-slurmd -N n2
+for node in $nodes; do
+  IFS=@ read -r name _ netns <<<"$node"
+  if [ -n "$netns" ]; then
+    nsenter --net="/run/netns/$netns" slurmd -N "$name"
+  else
+    slurmd -N "$name"
+  fi
+done
 for _ in $(seq 100); do
   idle="$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle' || true)"
-  [ "$idle" = 2 ] && { echo "SLURM_CONF=$SLURM_CONF"; exit 0; }
+  [ "$idle" = "$count" ] && { echo "SLURM_CONF=$SLURM_CONF"; exit 0; }
   sleep 0.1
 done
 echo "scripts/slurm.sh: the nodes did not come up; sinfo says:" >&2

@@ -12,6 +12,8 @@
 #                        so a killed test run leaves no server behind.
 #   ZK_START_TIMEOUT=<s> how long to wait for the server to serve (default 60).
 #   ZK_NO_INSTALL=1      fail instead of installing the package when it is missing.
+#   ZK_HOST=<ip>         the address to serve on (default 127.0.0.1; the multi-host test
+#                        serves on a network namespace's own address).
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
@@ -28,12 +30,12 @@ usage() {
 
 # srvr <port>: the server's answer to the `srvr` four-letter command (empty if none).
 srvr() {
-    timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && cat <&3' _ "$1" 2>/dev/null || true
+    timeout 3 bash -c 'exec 3<>"/dev/tcp/${ZK_HOST:-127.0.0.1}/$1" && printf srvr >&3 && cat <&3' _ "$1" 2>/dev/null || true
 }
 
-# listening <port>: something accepts connections on 127.0.0.1:<port>.
+# listening <port>: something accepts connections on ZK_HOST:<port>.
 listening() {
-    timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/${ZK_HOST:-127.0.0.1}/$1"' _ "$1" 2>/dev/null
 }
 
 # alive <pid>: the process exists and is not a zombie.
@@ -88,7 +90,7 @@ start() {
     ensure_installed
     command -v java >/dev/null || die "java is not installed (the zookeeper package depends on a JRE)"
     if listening "$port"; then
-        die "port $port on 127.0.0.1 is already in use"
+        die "port $port on ${ZK_HOST:-127.0.0.1} is already in use"
     fi
 
     mkdir -p "$dir/data"
@@ -96,7 +98,7 @@ start() {
 tickTime=2000
 dataDir=$dir/data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=${ZK_HOST:-127.0.0.1}
 admin.enableServer=false
 4lw.commands.whitelist=srvr,ruok,stat,mntr
 maxClientCnxns=0
@@ -144,7 +146,7 @@ EOF
         disown
     fi
 
-    say "started in $dir (pid $pid, 127.0.0.1:$port)"
+    say "started in $dir (pid $pid, ${ZK_HOST:-127.0.0.1}:$port)"
     echo "$pid"
 }
 
@@ -185,7 +187,7 @@ status() {
     alive "$pid" || die "not running in $dir"
     port=$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")
     srvr "$port" | grep -q '^Mode: standalone' || die "pid $pid runs but does not serve on port $port"
-    echo "running: pid $pid, 127.0.0.1:$port"
+    echo "running: pid $pid, ${ZK_HOST:-127.0.0.1}:$port"
 }
 
 case "${1:-}" in
