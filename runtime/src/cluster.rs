@@ -15,8 +15,8 @@
 //! directories; the nested ones (`metrics_sinks.yaml`, ...) are not read. The state manager
 //! comes from `heron.class.state.manager`, `heron.statemgr.connection.string`,
 //! `heron.statemgr.root.path` and the ZooKeeper timeouts (see
-//! [`heron_statemgr::from_config`]); `heron.class.scheduler`, when set, names Heron's local
-//! or Slurm scheduler ([`SchedulerKind`]).
+//! [`heron_statemgr::from_config`]); `heron.class.scheduler`, when set, names Heron's local,
+//! Slurm or Kubernetes scheduler ([`SchedulerKind`]).
 
 mod yaml;
 
@@ -37,6 +37,9 @@ pub const KEY_HOST: &str = "heron-rs.host";
 pub const CLASS_LOCAL_SCHEDULER: &str = "org.apache.heron.scheduler.local.LocalScheduler";
 /// Heron's Slurm scheduler class.
 pub const CLASS_SLURM_SCHEDULER: &str = "org.apache.heron.scheduler.slurm.SlurmScheduler";
+/// Heron's Kubernetes scheduler class.
+pub const CLASS_KUBERNETES_SCHEDULER: &str =
+    "org.apache.heron.scheduler.kubernetes.KubernetesScheduler";
 
 /// The schedulers a cluster can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +48,8 @@ pub enum SchedulerKind {
     Local,
     /// A Slurm job per topology ([`CLASS_SLURM_SCHEDULER`], see `heron-slurm`).
     Slurm,
+    /// StatefulSets per topology ([`CLASS_KUBERNETES_SCHEDULER`], see `heron-kubernetes`).
+    Kubernetes,
 }
 /// The built-in cluster on the local file system.
 pub const LOCAL: &str = "local";
@@ -111,7 +116,7 @@ pub enum ClusterError {
     /// The scheduler is not the local one.
     #[error(
         "cluster {cluster:?} asks for scheduler {class:?}; the schedulers available are \
-         {CLASS_LOCAL_SCHEDULER} and {CLASS_SLURM_SCHEDULER}"
+         {CLASS_LOCAL_SCHEDULER}, {CLASS_SLURM_SCHEDULER} and {CLASS_KUBERNETES_SCHEDULER}"
     )]
     Scheduler {
         /// The cluster.
@@ -195,6 +200,7 @@ impl ClusterConfig {
         match short {
             Some("scheduler.local.LocalScheduler") => Ok(SchedulerKind::Local),
             Some("scheduler.slurm.SlurmScheduler") => Ok(SchedulerKind::Slurm),
+            Some("scheduler.kubernetes.KubernetesScheduler") => Ok(SchedulerKind::Kubernetes),
             _ => Err(ClusterError::Scheduler {
                 cluster: self.cluster.clone(),
                 class: class.clone(),

@@ -158,6 +158,8 @@ enum Role {
         environ: String,
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
+        #[arg(long)]
+        fixed_ports: bool,
         #[arg(last = true)]
         user_args: Vec<String>,
     },
@@ -290,6 +292,7 @@ impl Role {
                 role,
                 environ,
                 host,
+                fixed_ports,
                 user_args,
             } => {
                 let binary = std::env::current_exe().map_err(RoleError::Setup)?;
@@ -311,6 +314,7 @@ impl Role {
                     binary,
                     working_dir,
                     host,
+                    fixed_ports,
                 })?;
                 Ok(())
             }

@@ -25,6 +25,7 @@ mod modes;
 pub mod process;
 pub mod resources;
 mod restart;
+pub mod shell;
 mod submit;
 #[cfg(test)]
 mod test_support;
@@ -33,7 +34,7 @@ mod update;
 pub use define::define_topology;
 pub use error::SchedulerError;
 pub use kill::{clean_up, kill, KillReport, KillRequest};
-pub use modes::{auth_required, tls_enabled};
+pub use modes::{auth_required, check_supported as check_modes, tls_enabled};
 pub use restart::{restart, RestartRequest};
 pub use submit::{
     check_binary, default_role, ensure_not_running, execution_state, executor_args,

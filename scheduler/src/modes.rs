@@ -22,7 +22,7 @@ fn config<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
 /// Checks the topology's configured modes: packet limits it can have
 /// ([`PacketLimits`](crate::limits::PacketLimits)), a known reliability mode and, for
 /// `EFFECTIVELY_ONCE`, a whole positive checkpoint interval and a storage heron-rs has.
-pub(crate) fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
+pub fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
     let refuse = |reason: String| SchedulerError::Unsupported {
         name: topology.name.clone(),
         reason,

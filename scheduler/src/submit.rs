@@ -170,11 +170,13 @@ pub struct Launch {
 /// topology whose state is written and whose working directory is ready. The local
 /// scheduler starts detached executors ([`LocalLauncher`]); a cluster scheduler submits a job.
 pub trait Launcher {
-    /// Starts `shards` of `topology`; on failure nothing may be left running.
+    /// Starts `shards` of `topology` (packed as `plan`); on failure nothing may be left
+    /// running.
     fn launch(
         &self,
         req: &SubmitRequest,
         topology: &api::Topology,
+        plan: &system::PackingPlan,
         shards: &[i32],
         working_dir: &Path,
     ) -> Result<Launch, SchedulerError>;
@@ -190,6 +192,7 @@ impl Launcher for LocalLauncher {
         &self,
         req: &SubmitRequest,
         topology: &api::Topology,
+        _plan: &system::PackingPlan,
         shards: &[i32],
         working_dir: &Path,
     ) -> Result<Launch, SchedulerError> {
@@ -266,7 +269,7 @@ pub fn submit_with(
             ..req.clone()
         };
         launcher
-            .launch(&req, &topology, &shards, &wd)
+            .launch(&req, &topology, &plan, &shards, &wd)
             .map(|launch| (wd, launch))
     });
     let (working_dir, launch) = match launched {

@@ -9,6 +9,7 @@
 //! second; a step that ends cleanly (its executor was stopped, or its container left the
 //! packing plan) is not. The whole job ends with `scancel` of the job (`heron kill`).
 
+use heron_scheduler::shell::quote;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -148,25 +149,6 @@ impl JobSpec<'_> {
         }
         s.push_str("wait\n");
         s
-    }
-}
-
-/// `arg` as one POSIX shell word.
-///
-/// ```
-/// assert_eq!(heron_slurm::job::quote("a b"), "'a b'");
-/// assert_eq!(heron_slurm::job::quote("it's"), r"'it'\''s'");
-/// assert_eq!(heron_slurm::job::quote("--shard"), "--shard");
-/// ```
-pub fn quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
     }
 }
 

@@ -144,6 +144,7 @@ impl Launcher for Slurm {
         &self,
         req: &SubmitRequest,
         topology: &api::Topology,
+        _plan: &heron_proto::system::PackingPlan,
         shards: &[i32],
         working_dir: &Path,
     ) -> Result<Launch, SchedulerError> {

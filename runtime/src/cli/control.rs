@@ -95,6 +95,19 @@ pub fn restart(args: RestartArgs) -> anyhow::Result<()> {
     req.role = r.target.role.clone();
     req.state_manager = r.state_manager.clone();
     req.container = args.container.filter(|c| *c >= 0);
+    if r.config.scheduler()? == crate::cluster::SchedulerKind::Kubernetes {
+        let k = heron_kubernetes::Kubernetes::from_config(&r.config.values)?;
+        let done = heron_kubernetes::restart(&k, &req)
+            .map_err(|e| anyhow::anyhow!("restart failed: {e}"))?;
+        for shard in done {
+            println!(
+                "restarted container {shard} of '{}' (its pod was deleted; its StatefulSet \
+                 starts it again)",
+                args.topology
+            );
+        }
+        return Ok(());
+    }
     if r.config.scheduler()? == crate::cluster::SchedulerKind::Slurm {
         let done =
             heron_slurm::restart(&req).map_err(|e| anyhow::anyhow!("restart failed: {e}"))?;

@@ -12,14 +12,28 @@ pub fn run(args: TopologyArgs) -> anyhow::Result<()> {
     req.role = r.target.role;
     req.state_manager = r.state_manager;
     println!("killing topology '{}' in cluster {}", req.name, req.cluster);
-    if r.config.scheduler()? == SchedulerKind::Slurm {
-        let report = heron_slurm::kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
-        println!(
-            "killed '{}': its Slurm job ended, state deleted; logs kept in {}",
-            report.name,
-            heron_scheduler::layout::log_dir(&report.working_dir).display()
-        );
-        return Ok(());
+    match r.config.scheduler()? {
+        SchedulerKind::Slurm => {
+            let report =
+                heron_slurm::kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
+            println!(
+                "killed '{}': its Slurm job ended, state deleted; logs kept in {}",
+                report.name,
+                heron_scheduler::layout::log_dir(&report.working_dir).display()
+            );
+            return Ok(());
+        }
+        SchedulerKind::Kubernetes => {
+            let k = heron_kubernetes::Kubernetes::from_config(&r.config.values)?;
+            let report = heron_kubernetes::kill(&k, &req)
+                .map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
+            println!(
+                "killed '{}': its Kubernetes objects and its state deleted",
+                report.name
+            );
+            return Ok(());
+        }
+        SchedulerKind::Local => {}
     }
     let report = kill(&req).map_err(|e| anyhow::anyhow!("kill failed: {e}"))?;
     if args.common.verbose {

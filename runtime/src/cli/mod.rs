@@ -81,6 +81,10 @@ pub struct SubmitArgs {
     /// `--env-filter`).
     #[arg(value_name = "TOPOLOGY-BINARY|FLUX-FILE")]
     pub binary: PathBuf,
+    /// Print what would be created and change nothing (the Kubernetes scheduler: its
+    /// objects, as YAML documents).
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
     /// Arguments for the topology (passed to every process of it).
     #[arg(
         trailing_var_arg = true,

@@ -10,8 +10,16 @@ use heron_scheduler::{submit_with, Launcher, LocalLauncher, SubmitEvent, SubmitR
 
 pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
+    let scheduler = r.config.scheduler()?;
+    if args.dry_run && scheduler != SchedulerKind::Kubernetes {
+        bail!(
+            "--dry-run prints a topology's Kubernetes objects; cluster {} does not use the \
+             Kubernetes scheduler",
+            r.target.cluster
+        );
+    }
     let mut req = if crate::flux::is_flux_file(&args.binary) {
-        flux_request(&args)?
+        flux_request(&args, !args.dry_run)?
     } else {
         SubmitRequest::new(&args.binary, args.args.clone())
     };
@@ -20,18 +28,35 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     req.environ = r.target.environ;
     req.verbose = args.common.verbose;
     req.state_manager = r.state_manager;
-    let scheduler = r.config.scheduler()?;
-    let launcher: Box<dyn Launcher> = match scheduler {
-        SchedulerKind::Local => Box::new(LocalLauncher),
-        SchedulerKind::Slurm => Box::new(heron_slurm::Slurm::from_config(&r.config.values)?),
-    };
     req.host = match (
         scheduler,
         r.config.values.contains_key(crate::cluster::KEY_HOST),
     ) {
+        (SchedulerKind::Local, _) | (_, true) => r.config.host()?,
         // on a cluster each container advertises the address of the node it runs on
-        (SchedulerKind::Slurm, false) => heron_scheduler::host::AUTO.to_string(),
-        _ => r.config.host()?,
+        _ => heron_scheduler::host::AUTO.to_string(),
+    };
+    let launcher: Box<dyn Launcher> = match scheduler {
+        SchedulerKind::Local => Box::new(LocalLauncher),
+        SchedulerKind::Slurm => Box::new(heron_slurm::Slurm::from_config(&r.config.values)?),
+        SchedulerKind::Kubernetes => {
+            let k = heron_kubernetes::Kubernetes::from_config(&r.config.values)?;
+            if args.dry_run {
+                // the objects and nothing else on stdout, so it can be piped to kubectl
+                print!("{}", heron_kubernetes::dry_run(&k, &req)?);
+                return Ok(());
+            }
+            if k.uri.is_none() {
+                bail!("{}", heron_kubernetes::KubernetesError::NoApi);
+            }
+            // checked before any state is written
+            let topology = heron_scheduler::define_topology(
+                &heron_scheduler::check_binary(&req.binary)?,
+                &req.user_args,
+            )?;
+            heron_kubernetes::check_supported(&req.state_manager, &topology)?;
+            Box::new(heron_kubernetes::KubernetesLauncher(k))
+        }
     };
     let verbose = args.common.verbose;
     // The step under way and the topology's name, for the failure message.
@@ -64,15 +89,17 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
 /// A Flux file: loaded and checked here, before anything starts; then the `heron` binary
 /// itself is submitted with the file as its topology arguments, and the file's folder as the
 /// topology's resources.
-fn flux_request(args: &SubmitArgs) -> anyhow::Result<SubmitRequest> {
+fn flux_request(args: &SubmitArgs, report: bool) -> anyhow::Result<SubmitRequest> {
     let flux = crate::flux::FluxArgs::from_cli(&args.binary, &args.args)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let topology = flux.load()?;
-    println!(
-        "[0/5] loaded the Flux file {} (topology '{}')",
-        flux.file.display(),
-        topology.name()
-    );
+    if report {
+        println!(
+            "[0/5] loaded the Flux file {} (topology '{}')",
+            flux.file.display(),
+            topology.name()
+        );
+    }
     let heron = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("locating the heron binary to host the Flux topology: {e}"))?;
     let mut req = SubmitRequest::new(heron, flux.to_topology_args());

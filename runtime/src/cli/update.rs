@@ -56,6 +56,10 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<()> {
         crate::cluster::SchedulerKind::Slurm => {
             heron_slurm::update(&req, &heron_slurm::Slurm::from_config(&r.config.values)?)
         }
+        crate::cluster::SchedulerKind::Kubernetes => heron_kubernetes::update(
+            &heron_kubernetes::Kubernetes::from_config(&r.config.values)?,
+            &req,
+        ),
         crate::cluster::SchedulerKind::Local => update(&req),
     }
     .map_err(|e| anyhow::anyhow!("update failed: {e}"))?;

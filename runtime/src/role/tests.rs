@@ -23,6 +23,7 @@ fn executor_config(shard: i32) -> ExecutorConfig {
         binary: "/bin/t".into(),
         working_dir: "/wd".into(),
         host: "127.0.0.1".into(),
+        fixed_ports: false,
     }
 }
 

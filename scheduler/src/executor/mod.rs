@@ -12,7 +12,7 @@ mod supervisor;
 
 pub use plan::{
     auth_secret_file, container_processes, free_ports, is_effectively_once, ContainerPorts,
-    ProcessSpec,
+    ProcessSpec, FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_STATS,
 };
 pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};
@@ -56,6 +56,9 @@ pub struct ExecutorConfig {
     pub working_dir: PathBuf,
     /// Host the daemons advertise and bind (`127.0.0.1`).
     pub host: String,
+    /// Listen on [`ContainerPorts::fixed`] instead of picking free ports (a container with
+    /// a network of its own, such as a Kubernetes pod, whose ports are declared).
+    pub fixed_ports: bool,
 }
 
 /// Runs the executor until SIGTERM/SIGINT; then stops the container's processes and returns.
@@ -73,7 +76,11 @@ pub fn run(cfg: ExecutorConfig) -> Result<(), SchedulerError> {
         tracing::info!("stopped before the packing plan was read");
         return Ok(());
     };
-    let ports = ContainerPorts::pick(cfg.shard, is_effectively_once(&topology))?;
+    let ports = if cfg.fixed_ports {
+        ContainerPorts::fixed(cfg.shard, is_effectively_once(&topology))
+    } else {
+        ContainerPorts::pick(cfg.shard, is_effectively_once(&topology))?
+    };
     let auth = auth_secret_file(&topology, &cfg.working_dir)?;
     // Containers >= 1 follow the packing plan (`heron update`); the tmaster's container does
     // not depend on it (the tmaster restarts itself on a change).

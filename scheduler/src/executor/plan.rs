@@ -53,6 +53,17 @@ pub struct ProcessSpec {
     pub args: Vec<String>,
 }
 
+/// The fixed port of the tmaster's server, or of a stream manager's data server (Heron's 6001).
+pub const FIXED_SERVER: u16 = 6001;
+/// The fixed port of the tmaster's controller (Heron's 6002).
+pub const FIXED_CONTROLLER: u16 = 6002;
+/// The fixed port of the tmaster's stats server (Heron's 6003).
+pub const FIXED_STATS: u16 = 6003;
+/// The fixed port of a stream manager's server for its instances (on loopback).
+pub const FIXED_LOCAL_DATA: u16 = 6005;
+/// The fixed port of a checkpoint manager (Heron's 6009).
+pub const FIXED_CKPTMGR: u16 = 6009;
+
 /// The ports a container's daemons listen on, picked once when the executor starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContainerPorts {
@@ -98,6 +109,35 @@ impl ContainerPorts {
                 local_data: p[1],
                 ckptmgr,
             })
+        }
+    }
+
+    /// Heron's fixed ports for a container that has a network of its own: the tmaster's
+    /// server [`FIXED_SERVER`] (a stream manager's data server in other containers),
+    /// controller [`FIXED_CONTROLLER`], stats [`FIXED_STATS`], the instances' server
+    /// [`FIXED_LOCAL_DATA`] and the checkpoint manager [`FIXED_CKPTMGR`].
+    ///
+    /// ```
+    /// use heron_scheduler::executor::{ContainerPorts, FIXED_SERVER};
+    /// assert!(matches!(ContainerPorts::fixed(2, false),
+    ///     ContainerPorts::Stmgr { data: FIXED_SERVER, ckptmgr: None, .. }));
+    /// assert_eq!(ContainerPorts::fixed(0, true).ckptmgr(), Some(6009));
+    /// ```
+    pub fn fixed(shard: i32, effectively_once: bool) -> ContainerPorts {
+        let ckptmgr = effectively_once.then_some(FIXED_CKPTMGR);
+        if shard == 0 {
+            ContainerPorts::Tmaster {
+                server: FIXED_SERVER,
+                controller: FIXED_CONTROLLER,
+                stats: FIXED_STATS,
+                ckptmgr,
+            }
+        } else {
+            ContainerPorts::Stmgr {
+                data: FIXED_SERVER,
+                local_data: FIXED_LOCAL_DATA,
+                ckptmgr,
+            }
         }
     }
 

@@ -52,6 +52,7 @@ fn cfg(shard: i32) -> ExecutorConfig {
         binary: PathBuf::from("/bin/topo"),
         working_dir: PathBuf::from("/wd"),
         host: "127.0.0.1".into(),
+        fixed_ports: false,
     }
 }
 
