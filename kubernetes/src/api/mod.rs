@@ -120,3 +120,6 @@ pub fn restart(k: &Kubernetes, name: &str, shards: &[i32]) -> Result<(), Kuberne
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests;
