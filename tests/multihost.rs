@@ -8,7 +8,8 @@
 //! The containers are job steps of the topology's Slurm job (slurmctld on the bridge's
 //! address, .254, each slurmd in its namespace), so every process runs inside its host's
 //! network and binds and advertises the address `heron-rs.host: auto` finds there. The test
-//! runs the `ledger` topology (ATLEAST_ONCE word count, every message id logged when acked),
+//! runs the `ledger` topology shaped as a word count (ATLEAST_ONCE, sentences split and counted
+//! across the hosts, every message id logged when acked),
 //! checks the addresses in the physical plan, cuts host C's link (`ip link set down`) for 5 s
 //! mid-run, restores it, and checks that every id is acked. The namespaces, links and every
 //! process in them are removed when the test ends, also on failure.
@@ -265,6 +266,8 @@ fn ledger_over_three_hosts_survives_a_cut_link_and_acks_every_id() {
             "200",
             "--timeout-secs",
             "5",
+            "--shape",
+            "word-count",
         ],
     );
     // the job is cancelled with the namespaces' processes if anything below fails

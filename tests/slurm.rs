@@ -6,7 +6,8 @@
 //! (`~/.heron/conf/slurm/scheduler.yaml` naming `SlurmScheduler`, `statemgr.yaml` beside it),
 //! then checks: the containers run as job steps of one job spread over both nodes (`squeue`),
 //! counts grow (read through the tracker), `schedulerlocation` names the job, `heron restart
-//! slurm WordCount 1` replaces container 1's step and its processes, and `heron kill` ends the
+//! slurm WordCount 1` replaces container 1's step and its processes, `heron update
+//! --container-number 3` submits the job again with four containers, and `heron kill` ends the
 //! job and leaves no process and no state node.
 //!
 //! Slurm needs root (slurmd runs the steps as their users): elsewhere the test says what is
@@ -286,6 +287,40 @@ fn word_count_runs_as_job_steps_over_two_nodes_restarts_a_container_and_is_kille
     wait_for(WAIT, "counts to grow after the restart", || {
         (metric_total(addr, "count", executed) > before).then_some(())
     });
+
+    // update to three containers: the job is submitted again with four container steps
+    let out = env.heron_in("update", CLUSTER, &[], &[NAME, "--container-number", "3"]);
+    assert_ok(&out, "heron update slurm WordCount --container-number 3");
+    let new_job = wait_for(WAIT, "the job submitted again", || {
+        state
+            .get_proto::<heron_proto::scheduler::SchedulerLocation>(StateDir::Schedulers, NAME)
+            .ok()
+            .flatten()
+            .and_then(|l| {
+                l.job_page_link
+                    .first()?
+                    .strip_prefix("slurm:")
+                    .map(str::to_string)
+            })
+            .filter(|j| *j != job)
+    });
+    cancel.1 = Some(new_job.clone());
+    wait_for(WAIT, "four container steps", || {
+        let n = slurm
+            .steps(&new_job)
+            .iter()
+            .filter(|(_, name, _)| name.starts_with("container-"))
+            .count();
+        (n == 4).then_some(())
+    });
+    wait_for(WAIT, "a physical plan with three stream managers", || {
+        state
+            .get_proto::<heron_proto::system::PhysicalPlan>(StateDir::PPlans, NAME)
+            .ok()
+            .flatten()
+            .filter(|p| p.stmgrs.len() == 3)
+    });
+    let job = new_job;
 
     // kill: the job ends, no process and no state node is left
     let out = env.heron_in("kill", CLUSTER, &[], &[NAME]);

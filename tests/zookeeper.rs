@@ -285,3 +285,31 @@ fn a_second_tmaster_waits_for_the_location_then_gives_up() {
     assert!(start.elapsed() >= Duration::from_millis(400));
     drop(holder);
 }
+
+#[test]
+fn an_unreachable_state_manager_is_a_clear_error_naming_its_address() {
+    // a port nothing listens on (no server needed)
+    let port = heron_testkit::free_port();
+    let env = TestEnv::new();
+    let out = env.heron_in(
+        "submit",
+        CLUSTER,
+        &[
+            "--config-property".into(),
+            format!("heron.statemgr.connection.string=127.0.0.1:{port}"),
+            "--config-property".into(),
+            "heron.statemgr.zookeeper.connection.timeout.ms=2000".into(),
+        ],
+        &[example("word_count").to_str().unwrap()],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("state manager"),
+        "{err}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("[1/5]"),
+        "nothing was defined before the state manager answered"
+    );
+}

@@ -232,12 +232,13 @@ pub fn submit_with(
 ) -> Result<Submitted, SchedulerError> {
     check_request(req)?;
     let binary = check_binary(&req.binary)?;
-    progress(SubmitEvent::Defining { binary: &binary });
-    let mut topology = define_topology(&binary, &req.user_args)?;
-    crate::modes::check_supported(&topology)?;
+    // the state manager first: an unreachable one is the first thing to hear about
     let state_manager = absolute_spec(&req.state_manager)?;
     let state = state_manager.open()?;
     let state = &*state;
+    progress(SubmitEvent::Defining { binary: &binary });
+    let mut topology = define_topology(&binary, &req.user_args)?;
+    crate::modes::check_supported(&topology)?;
     ensure_not_running(state, &req.cluster, &topology.name)?;
     topology.id = new_topology_id(&topology.name);
     progress(SubmitEvent::Defined {

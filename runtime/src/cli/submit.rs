@@ -60,7 +60,7 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     };
     let verbose = args.common.verbose;
     // The step under way and the topology's name, for the failure message.
-    let mut step = "[0/5] checking the request";
+    let mut step = "[0/5] checking the request and connecting to the state manager";
     let mut name = None;
     let submitted = submit_with(&req, &*launcher, |event| {
         step = failing_step(&event);
