@@ -130,11 +130,8 @@ pub fn kill(settings: &Kubernetes, req: &KillRequest) -> Result<KillReport, Sche
     let name = object_name(&req.name).map_err(cluster_error)?;
     let state = req.state_manager.open()?;
     api::delete(settings, &name).map_err(cluster_error)?;
-    let role = state
-        .get_execution_state(&req.name)?
-        .map(|e| e.role)
-        .unwrap_or_else(|| req.role.clone());
-    let working_dir = layout::working_dir(&req.home, &req.cluster, &role, &req.name);
+    let working_dir =
+        layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, &req.name);
     heron_scheduler::clean_up(&*state, &req.name, &working_dir)?;
     Ok(KillReport {
         name: req.name.clone(),

@@ -67,14 +67,8 @@ pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
         });
     }
     let state = req.state_manager.open()?;
-    let role = state
-        .get_execution_state(name)
-        .ok()
-        .flatten()
-        .map(|e| e.role)
-        .filter(|r| heron_statemgr::validate_name(r).is_ok())
-        .unwrap_or_else(|| req.role.clone());
-    let working_dir = layout::working_dir(&req.home, &req.cluster, &role, name);
+    let working_dir =
+        layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let executors: Vec<ExecutorProcess> = layout::read_pid_files(&working_dir)?
         .into_iter()
         .map(|(shard, pid)| ExecutorProcess { shard, pid })

@@ -11,6 +11,26 @@
 use crate::SchedulerError;
 use std::path::{Path, PathBuf};
 
+/// The working directory of a running topology: under the role its `executionstate` node
+/// names (the submitting one), `role` when the node is missing or unreadable.
+pub fn topology_working_dir(
+    state: &dyn heron_statemgr::StateManager,
+    home: &Path,
+    cluster: &str,
+    role: &str,
+    topology: &str,
+) -> PathBuf {
+    use heron_statemgr::StateManagerExt;
+    let role = state
+        .get_execution_state(topology)
+        .ok()
+        .flatten()
+        .map(|e| e.role)
+        .filter(|r| heron_statemgr::validate_name(r).is_ok())
+        .unwrap_or_else(|| role.to_string());
+    working_dir(home, cluster, &role, topology)
+}
+
 /// `<home>/.herondata/topologies/<cluster>/<role>/<topology>`.
 pub fn working_dir(home: &Path, cluster: &str, role: &str, topology: &str) -> PathBuf {
     home.join(".herondata")

@@ -61,13 +61,11 @@ pub fn restart(req: &RestartRequest) -> Result<Vec<(i32, usize)>, SchedulerError
         return Err(not_found());
     }
     let state = req.state_manager.open()?;
-    let Some(exec) = state.get_execution_state(name)? else {
+    if state.get_execution_state(name)?.is_none() {
         return Err(not_found());
-    };
-    let role = Some(exec.role)
-        .filter(|r| heron_statemgr::validate_name(r).is_ok())
-        .unwrap_or_else(|| req.role.clone());
-    let working_dir = layout::working_dir(&req.home, &req.cluster, &role, name);
+    }
+    let working_dir =
+        layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let executors = layout::read_pid_files(&working_dir)?;
     let chosen: Vec<(i32, i32)> = executors
         .into_iter()

@@ -126,12 +126,8 @@ pub fn update_with(
             "the new packing plan is the same as the current one".into(),
         ));
     }
-    let role = state
-        .get_execution_state(name)?
-        .map(|e| e.role)
-        .filter(|r| heron_statemgr::validate_name(r).is_ok())
-        .unwrap_or_else(|| req.role.clone());
-    let working_dir = layout::working_dir(&req.home, &req.cluster, &role, name);
+    let working_dir =
+        layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let updated = with_parallelism(&topology, &new_plan, &req.parallelism);
     state.set(StateDir::Topologies, name, &updated.encode_to_vec())?;
     state.set(StateDir::PackingPlans, name, &new_plan.encode_to_vec())?;

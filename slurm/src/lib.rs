@@ -35,7 +35,7 @@ use heron_statemgr::{StateDir, StateManager, StateManagerExt};
 use job::{JobSpec, COMMAND_FILE, JOB_ID_FILE, SCRIPT_FILE};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The key of the number of nodes.
@@ -184,24 +184,6 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), SchedulerError> {
     std::fs::write(path, bytes).map_err(SchedulerError::io(format!("writing {}", path.display())))
 }
 
-/// The topology's working directory (its role from the execution state when it is there).
-fn working_dir(
-    state: &dyn StateManager,
-    name: &str,
-    home: &Path,
-    cluster: &str,
-    role: &str,
-) -> PathBuf {
-    let role = state
-        .get_execution_state(name)
-        .ok()
-        .flatten()
-        .map(|e| e.role)
-        .filter(|r| heron_statemgr::validate_name(r).is_ok())
-        .unwrap_or_else(|| role.to_string());
-    layout::working_dir(home, cluster, &role, name)
-}
-
 /// The topology's job id: from `schedulers/<name>`, else from the working directory.
 fn job_id(state: &dyn StateManager, name: &str, working_dir: &Path) -> Option<String> {
     let from_state = state
@@ -255,7 +237,7 @@ pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
         return Err(not_found());
     }
     let state = req.state_manager.open()?;
-    let wd = working_dir(&*state, name, &req.home, &req.cluster, &req.role);
+    let wd = layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let job = job_id(&*state, name, &wd);
     let mut has_state = false;
     for dir in StateDir::ALL {
@@ -306,7 +288,7 @@ pub fn restart(req: &RestartRequest) -> Result<Vec<Restarted>, SchedulerError> {
             cluster: req.cluster.clone(),
         });
     }
-    let wd = working_dir(&*state, name, &req.home, &req.cluster, &req.role);
+    let wd = layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let job = job_id(&*state, name, &wd).ok_or_else(|| {
         SchedulerError::Executor(format!("topology {name} has no Slurm job on record"))
     })?;
