@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 
 /// The scheduler class key.
 pub const KEY_SCHEDULER_CLASS: &str = "heron.class.scheduler";
+/// The launcher class key (Heron names both; heron-rs checks they agree).
+pub const KEY_LAUNCHER_CLASS: &str = "heron.class.launcher";
 /// The address a topology's daemons bind and advertise (default `127.0.0.1`).
 pub const KEY_HOST: &str = "heron-rs.host";
 /// Heron's local scheduler class.
@@ -190,22 +192,39 @@ impl ClusterConfig {
 
     /// The scheduler `heron.class.scheduler` names (Heron's class names; the local one when
     /// unset).
-    pub fn scheduler(&self) -> Result<SchedulerKind, ClusterError> {
+    pub fn scheduler<'a>(&'a self) -> Result<SchedulerKind, ClusterError> {
         let Some(class) = self.values.get(KEY_SCHEDULER_CLASS) else {
             return Ok(SchedulerKind::Local);
         };
-        let short = class
-            .strip_prefix("org.apache.heron.")
-            .or_else(|| class.strip_prefix("com.twitter.heron."));
-        match short {
-            Some("scheduler.local.LocalScheduler") => Ok(SchedulerKind::Local),
-            Some("scheduler.slurm.SlurmScheduler") => Ok(SchedulerKind::Slurm),
-            Some("scheduler.kubernetes.KubernetesScheduler") => Ok(SchedulerKind::Kubernetes),
-            _ => Err(ClusterError::Scheduler {
-                cluster: self.cluster.clone(),
-                class: class.clone(),
-            }),
+        let short = |c: &'a str| {
+            c.strip_prefix("org.apache.heron.")
+                .or_else(|| c.strip_prefix("com.twitter.heron."))
+        };
+        let (kind, launcher) = match short(class) {
+            Some("scheduler.local.LocalScheduler") => (SchedulerKind::Local, "LocalLauncher"),
+            Some("scheduler.slurm.SlurmScheduler") => (SchedulerKind::Slurm, "SlurmLauncher"),
+            Some("scheduler.kubernetes.KubernetesScheduler") => {
+                (SchedulerKind::Kubernetes, "KubernetesLauncher")
+            }
+            _ => {
+                return Err(ClusterError::Scheduler {
+                    cluster: self.cluster.clone(),
+                    class: class.clone(),
+                })
+            }
+        };
+        // Heron's scheduler.yaml names the scheduler's launcher too: it must be the same one
+        if let Some(l) = self.values.get(KEY_LAUNCHER_CLASS) {
+            if short(l).and_then(|s| s.rsplit('.').next()) != Some(launcher) {
+                return Err(ClusterError::Value {
+                    cluster: self.cluster.clone(),
+                    key: KEY_LAUNCHER_CLASS,
+                    value: l.clone(),
+                    reason: "the launcher must be the one of heron.class.scheduler's scheduler",
+                });
+            }
         }
+        Ok(kind)
     }
 
     /// The address the topology's daemons bind and advertise ([`KEY_HOST`]): an IP address

@@ -146,6 +146,21 @@ fn cluster_directories_override_and_define_clusters() {
     let c = ClusterConfig::load("mine", conf.path(), &[]).unwrap();
     assert_eq!(c.scheduler().unwrap(), SchedulerKind::Slurm);
     assert_eq!(c.host().unwrap(), "auto");
+    // Heron's launcher key must name the same scheduler's launcher
+    let with_launcher = |l: &str| {
+        ClusterConfig::load(
+            "mine",
+            conf.path(),
+            &[format!(
+                "heron.class.launcher=org.apache.heron.scheduler.{l}"
+            )],
+        )
+    };
+    assert!(with_launcher("slurm.SlurmLauncher").is_ok());
+    let e = with_launcher("local.LocalLauncher")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("heron.class.launcher"), "{e}");
     std::fs::write(dir.join("scheduler.yaml"), "sinks:\n  - x\n").unwrap();
     let e = ClusterConfig::load("mine", conf.path(), &[]).unwrap_err();
     assert!(e.to_string().contains("scheduler.yaml: line 2"), "{e}");
