@@ -54,6 +54,43 @@ pub fn to_value<T: Serialize + ?Sized>(element: &T) -> Result<Value, ElementErro
     }
 }
 
+/// [`to_value`] into `slot`, reusing its buffer when it already holds a binary element (an
+/// emitter's scratch value: no allocation per element once the buffer has grown).
+///
+/// ```
+/// use heron_api::Value;
+/// use heron_streamlet::element::{encode_into, to_value};
+/// let mut slot = Value::Null;
+/// for w in ["a", "bb"] {
+///     encode_into(&(w.to_string(), 1i64), &mut slot).unwrap();
+///     assert_eq!(slot, to_value(&(w.to_string(), 1i64)).unwrap());
+/// }
+/// encode_into(&7u8, &mut slot).unwrap();
+/// assert_eq!(slot, Value::Int(7));
+/// ```
+pub fn encode_into<T: Serialize + ?Sized>(
+    element: &T,
+    slot: &mut Value,
+) -> Result<(), ElementError> {
+    match element.serialize(Primitive) {
+        Ok(v) => *slot = v,
+        Err(NotPrimitive) => {
+            let mut buf = match std::mem::take(slot) {
+                Value::Bytes(mut b) => {
+                    b.clear();
+                    b
+                }
+                _ => Vec::with_capacity(32),
+            };
+            buf.push(BINARY_TAG);
+            let buf = postcard::to_extend(element, buf)
+                .map_err(|e| ElementError::Encode(e.to_string()))?;
+            *slot = Value::Bytes(buf);
+        }
+    }
+    Ok(())
+}
+
 /// The element a tuple value carries.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ElementError> {
     match value {
@@ -69,6 +106,31 @@ pub fn from_value_ref<T: DeserializeOwned>(value: &Value) -> Result<T, ElementEr
         Value::Str(s) => T::deserialize(de::value::StrDeserializer::<DeError>::new(s))
             .map_err(|e| ElementError::Decode(e.0)),
         other => from_value(other.clone()),
+    }
+}
+
+/// [`from_value_ref`] into `place`, reusing what it holds (a `String`'s buffer, say) when the
+/// value is in the binary encoding: a bolt that keeps one decoded element decodes the next
+/// without allocating.
+///
+/// ```
+/// use heron_streamlet::element::{decode_into, to_value};
+/// let mut place = (String::new(), 0i64);
+/// for w in ["word", "w"] {
+///     decode_into(&to_value(&(w.to_string(), 5i64)).unwrap(), &mut place).unwrap();
+///     assert_eq!(place, (w.to_string(), 5));
+/// }
+/// ```
+pub fn decode_into<T: DeserializeOwned>(value: &Value, place: &mut T) -> Result<(), ElementError> {
+    match value {
+        Value::Bytes(b) if b.first() == Some(&BINARY_TAG) => {
+            let mut de = postcard::Deserializer::from_bytes(&b[1..]);
+            T::deserialize_in_place(&mut de, place).map_err(|e| ElementError::Decode(e.to_string()))
+        }
+        other => {
+            *place = from_value_ref(other)?;
+            Ok(())
+        }
     }
 }
 

@@ -485,6 +485,7 @@ impl<T: Element> Streamlet<T> {
                         outlets: outlets.to_vec(),
                         out: None,
                         state: None,
+                        slot: None,
                     }) as Box<dyn Bolt>
                 }),
                 windows,

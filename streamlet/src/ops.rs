@@ -12,7 +12,7 @@ use heron_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::element::{from_value_ref, from_values_ref, to_value};
+use crate::element::{decode_into, encode_into, from_value_ref, from_values_ref, to_value};
 
 /// The field that carries the element.
 pub const ELEMENT_FIELD: &str = "element";
@@ -32,13 +32,14 @@ pub(crate) struct Outlet {
 
 /// Where a stage's emits go: a bolt's collector, or a window's.
 pub(crate) trait Emits {
-    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>);
+    /// Emits borrowed values (encoded before this returns).
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]);
     fn error(&mut self, message: &str);
 }
 
 impl Emits for OutputCollector<'_> {
-    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>) {
-        self.emit_stream(stream, anchors, values);
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]) {
+        self.emit_ref(stream, anchors, values);
     }
     fn error(&mut self, message: &str) {
         self.report_error(message);
@@ -46,8 +47,9 @@ impl Emits for OutputCollector<'_> {
 }
 
 impl Emits for heron_api::window::WindowCollector<'_, '_> {
-    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: Vec<Value>) {
-        self.emit_stream_anchored_to(stream, anchors, values);
+    fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]) {
+        // once per window result, not per tuple
+        self.emit_stream_anchored_to(stream, anchors, values.to_vec());
     }
     fn error(&mut self, message: &str) {
         self.report_error(message);
@@ -58,6 +60,8 @@ impl Emits for heron_api::window::WindowCollector<'_, '_> {
 pub(crate) struct Out<T> {
     plain: Option<String>,
     keyed: Vec<(String, KeyHash<T>)>,
+    /// The tuple being emitted, `[element, key]`, reused (its buffers too) for every emit.
+    scratch: [Value; 2],
 }
 
 impl<T: Serialize + 'static> Out<T> {
@@ -65,6 +69,7 @@ impl<T: Serialize + 'static> Out<T> {
         let mut out = Out {
             plain: None,
             keyed: Vec::new(),
+            scratch: [Value::Null, Value::Null],
         };
         for o in outlets {
             match &o.key {
@@ -91,27 +96,18 @@ impl<T: Serialize + 'static> Out<T> {
         }
     }
 
-    /// Sends `element` on every outlet, anchored to `anchors`.
-    pub fn emit(&self, c: &mut impl Emits, anchors: &[&Tuple], element: &T) {
-        let v = match to_value(element) {
-            Ok(v) => v,
-            Err(e) => return c.error(&e.to_string()),
-        };
-        // the value goes into the last tuple, copies into the others
-        let n = self.keyed.len() + usize::from(self.plain.is_some());
-        let mut v = Some(v);
-        let mut value = |i: usize| {
-            if i + 1 == n {
-                v.take().expect("the last use")
-            } else {
-                v.clone().expect("not used up")
-            }
-        };
-        for (i, (stream, key)) in self.keyed.iter().enumerate() {
-            c.emit_on(stream, anchors, vec![value(i), Value::Int(key(element))]);
+    /// Sends `element` on every outlet, anchored to `anchors`: encoded once into the reused
+    /// scratch tuple, which each outlet's emit copies into its batch.
+    pub fn emit(&mut self, c: &mut impl Emits, anchors: &[&Tuple], element: &T) {
+        if let Err(e) = encode_into(element, &mut self.scratch[0]) {
+            return c.error(&e.to_string());
+        }
+        for (stream, key) in &self.keyed {
+            self.scratch[1] = Value::Int(key(element));
+            c.emit_on(stream, anchors, &self.scratch);
         }
         if let Some(stream) = &self.plain {
-            c.emit_on(stream, anchors, vec![value(n - 1)]);
+            c.emit_on(stream, anchors, &self.scratch[..1]);
         }
     }
 
@@ -158,6 +154,31 @@ pub(crate) fn element_or_fail<T: DeserializeOwned>(
             c.report_error(&err);
             c.fail(input);
             None
+        }
+    }
+}
+
+/// [`element_or_fail`] into `slot`: decoded over its previous element, reusing its buffers,
+/// when the tuple carries a stage's element. `false` (the error reported, the tuple failed and
+/// the slot emptied) when it has none.
+pub(crate) fn element_into_or_fail<T: DeserializeOwned>(
+    input: &Tuple,
+    c: &mut OutputCollector,
+    slot: &mut Option<T>,
+) -> bool {
+    let staged = input.fields().iter().next() == Some(ELEMENT_FIELD);
+    let decoded = match (slot.as_mut(), staged, input.get(0)) {
+        (Some(place), true, Some(v)) => decode_into(v, place)
+            .map_err(|e| format!("a tuple from {}: {e}", input.source_component())),
+        _ => element(input).map(|e| *slot = Some(e)),
+    };
+    match decoded {
+        Ok(()) => true,
+        Err(err) => {
+            *slot = None;
+            c.report_error(&err);
+            c.fail(input);
+            false
         }
     }
 }
@@ -246,7 +267,7 @@ impl<A: DeserializeOwned + 'static, B: Serialize + 'static> Bolt for TransformBo
         let Some(a) = element_or_fail::<A>(input, c) else {
             return;
         };
-        let out = self.out.as_ref().expect("prepared");
+        let out = self.out.as_mut().expect("prepared");
         self.transformer
             .transform(a, &mut |b| out.emit(c, &[input], &b));
         c.ack(input);

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::graph::KeyHasher;
-use crate::ops::{element_or_fail, Out, Outlet};
+use crate::ops::{element_into_or_fail, Out, Outlet};
 use crate::window_ops::{KeyValue, KeyedWindow, WindowInfo};
 
 /// A key's running value and, under acking, its tuples.
@@ -32,6 +32,8 @@ pub(crate) struct TumblingReduceBolt<T, K, V> {
     pub outlets: Vec<Outlet>,
     pub out: Option<Out<KeyValue<KeyedWindow<K>, V>>>,
     pub state: Option<State<K, V>>,
+    /// The last input element, decoded over by the next (no allocation per tuple).
+    pub slot: Option<T>,
 }
 
 pub(crate) struct State<K, V> {
@@ -75,7 +77,7 @@ where
             end_ms,
             count: state.count,
         };
-        let out = self.out.as_ref().expect("prepared");
+        let out = self.out.as_mut().expect("prepared");
         for (key, acc) in state.accs.drain() {
             let anchors: Vec<&Tuple> = acc.tuples.iter().collect();
             let kv = KeyValue {
@@ -99,7 +101,7 @@ where
 
 impl<T, K, V> Bolt for TumblingReduceBolt<T, K, V>
 where
-    T: DeserializeOwned + 'static,
+    T: DeserializeOwned + Send + 'static,
     K: std::hash::Hash + Eq + Clone + Serialize + Send + 'static,
     V: Serialize + Send + 'static,
 {
@@ -124,9 +126,9 @@ where
     }
 
     fn execute(&mut self, input: &Tuple, c: &mut OutputCollector) {
-        let Some(e) = element_or_fail::<T>(input, c) else {
+        if !element_into_or_fail(input, c, &mut self.slot) {
             return;
-        };
+        }
         // a time window that ended before this tuple closes first
         if let Some(size) = self.size_ms() {
             let state = self.state.as_mut().expect("prepared");
@@ -141,7 +143,8 @@ where
                 None => state.start_ms = Some(start),
             }
         }
-        let (k, v) = ((self.key)(&e), (self.value)(&e));
+        let e = self.slot.as_ref().expect("decoded");
+        let (k, v) = ((self.key)(e), (self.value)(e));
         let state = self.state.as_mut().expect("prepared");
         let reduce = &self.reduce;
         match state.accs.get_mut(&k) {
@@ -223,6 +226,7 @@ mod tests {
             }],
             out: None,
             state: None,
+            slot: None,
         }
     }
 

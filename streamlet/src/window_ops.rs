@@ -105,7 +105,7 @@ where
             tuples.push(t);
         }
         let window = info(w);
-        let out = self.out.as_ref().expect("prepared");
+        let out = self.out.as_mut().expect("prepared");
         for (key, (value, tuples)) in by_key {
             let Some(value) = value else { continue };
             let kv = KeyValue {
@@ -171,7 +171,7 @@ where
             }
         }
         let window = info(w);
-        let out = self.out.as_ref().expect("prepared");
+        let out = self.out.as_mut().expect("prepared");
         for (key, (lefts, rights)) in keys {
             let kw = KeyedWindow {
                 key,
