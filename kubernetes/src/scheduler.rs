@@ -147,10 +147,7 @@ pub fn restart(settings: &Kubernetes, req: &RestartRequest) -> Result<Vec<i32>, 
     let state = req.state_manager.open()?;
     let plan = state
         .get_packing_plan(&req.name)?
-        .ok_or_else(|| SchedulerError::NotFound {
-            name: req.name.clone(),
-            cluster: req.cluster.clone(),
-        })?;
+        .ok_or_else(|| SchedulerError::not_found(&req.name, &req.cluster))?;
     let mut shards = vec![0];
     shards.extend(plan.container_plans.iter().map(|c| c.id));
     if let Some(c) = req.container {

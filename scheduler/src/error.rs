@@ -103,6 +103,19 @@ pub enum SchedulerError {
 }
 
 impl SchedulerError {
+    /// [`SchedulerError::NotFound`] for topology `name` in `cluster`.
+    ///
+    /// ```
+    /// let e = heron_scheduler::SchedulerError::not_found("WordCount", "local");
+    /// assert_eq!(e.to_string(), "no topology named WordCount in cluster local");
+    /// ```
+    pub fn not_found(name: &str, cluster: &str) -> SchedulerError {
+        SchedulerError::NotFound {
+            name: name.to_string(),
+            cluster: cluster.to_string(),
+        }
+    }
+
     /// An [`SchedulerError::Io`] with context, for `map_err`.
     ///
     /// ```

@@ -53,10 +53,7 @@ impl RestartRequest {
 /// and how many processes were stopped.
 pub fn restart(req: &RestartRequest) -> Result<Vec<(i32, usize)>, SchedulerError> {
     let name = &req.name;
-    let not_found = || SchedulerError::NotFound {
-        name: name.clone(),
-        cluster: req.cluster.clone(),
-    };
+    let not_found = || SchedulerError::not_found(name, &req.cluster);
     if heron_statemgr::validate_name(name).is_err() {
         return Err(not_found());
     }

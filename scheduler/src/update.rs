@@ -95,10 +95,7 @@ pub fn update_with(
     grow: &mut GrowContainers<'_>,
 ) -> Result<UpdateReport, SchedulerError> {
     let name = &req.name;
-    let not_found = || SchedulerError::NotFound {
-        name: name.clone(),
-        cluster: req.cluster.clone(),
-    };
+    let not_found = || SchedulerError::not_found(name, &req.cluster);
     if heron_statemgr::validate_name(name).is_err() {
         return Err(not_found());
     }

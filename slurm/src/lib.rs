@@ -229,10 +229,7 @@ fn wait_job_ended(job: &str, timeout: Duration) -> Result<(), SchedulerError> {
 /// `heron kill` on Slurm: cancels the job, waits for it to end, deletes the state.
 pub fn kill(req: &KillRequest) -> Result<KillReport, SchedulerError> {
     let name = &req.name;
-    let not_found = || SchedulerError::NotFound {
-        name: name.clone(),
-        cluster: req.cluster.clone(),
-    };
+    let not_found = || SchedulerError::not_found(name, &req.cluster);
     if heron_statemgr::validate_name(name).is_err() {
         return Err(not_found());
     }
@@ -283,10 +280,7 @@ pub fn restart(req: &RestartRequest) -> Result<Vec<Restarted>, SchedulerError> {
     let name = &req.name;
     let state = req.state_manager.open()?;
     if heron_statemgr::validate_name(name).is_err() || state.get_topology(name)?.is_none() {
-        return Err(SchedulerError::NotFound {
-            name: name.clone(),
-            cluster: req.cluster.clone(),
-        });
+        return Err(SchedulerError::not_found(name, &req.cluster));
     }
     let wd = layout::topology_working_dir(&*state, &req.home, &req.cluster, &req.role, name);
     let job = job_id(&*state, name, &wd).ok_or_else(|| {
