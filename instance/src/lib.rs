@@ -28,6 +28,7 @@ pub mod fuzz;
 mod gateway;
 mod inbound;
 mod metrics;
+pub mod process_stats;
 mod queue;
 mod refill;
 mod spout_loop;

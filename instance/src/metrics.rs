@@ -99,12 +99,13 @@ pub(crate) struct MetricsWriter {
     stateful: Option<(u64, u64)>,
     /// A spout's topology state as it last applied it (`active 1` or `active 0`).
     active: Option<bool>,
+    /// The process's CPU time, memory and restarts.
+    process: crate::process_stats::ProcessStats,
 }
 
 impl MetricsWriter {
     pub fn new(dir: Option<PathBuf>, instance_id: &str, interval: Duration, spout: bool) -> Self {
         MetricsWriter {
-            dir,
             instance_id: instance_id.to_owned(),
             interval,
             next: Instant::now(),
@@ -114,6 +115,10 @@ impl MetricsWriter {
             spout,
             stateful: None,
             active: None,
+            process: crate::process_stats::ProcessStats::new(
+                dir.as_ref().map(|d| d.join(instance_id)).as_deref(),
+            ),
+            dir,
         }
     }
 
@@ -178,6 +183,7 @@ impl MetricsWriter {
             tally_lines(&mut extra, emitter.input_tallies(), false);
         }
         extra.push_str(&self.latency_lines());
+        self.process.lines(&mut extra);
         if let Some(active) = self.active {
             extra.push_str(if active { "active 1\n" } else { "active 0\n" });
         }

@@ -22,6 +22,9 @@
 //!   the instance caused back pressure (`__time_spent_back_pressure_by_compid/<instance id>`),
 //!   all in ms.
 //!
+//! * for each instance, its process's CPU time (`__cpu-time-ms`, as a delta) and its gauges
+//!   (`gauge:<metric>` lines: `__memory-rss-kb`, `__restarts`, `__uptime-secs`) as they are;
+//!
 //! * the errors its instances' user code reported (`<instance id>.exceptions` next to the
 //!   counters files) as `TmanagerExceptionLog`s (the tmaster folds repeats).
 //!
@@ -281,6 +284,17 @@ pub fn instance_metrics(counters: &HashMap<String, u64>) -> Vec<(String, u64)> {
     out
 }
 
+/// The gauges of a counters file (`gauge:<metric> N`: memory, restarts, uptime), published
+/// as they are, sorted by metric.
+pub fn gauges(counters: &HashMap<String, u64>) -> Vec<(&str, u64)> {
+    let mut out: Vec<(&str, u64)> = counters
+        .iter()
+        .filter_map(|(k, &v)| Some((k.strip_prefix("gauge:")?, v)))
+        .collect();
+    out.sort();
+    out
+}
+
 /// The latency sums and counts of a counters file (`sum:<metric> NS`, `count:<metric> N`):
 /// (metric, sum, count), sorted by metric.
 pub fn latency_sums(counters: &HashMap<String, u64>) -> Vec<(String, u64, u64)> {
@@ -392,6 +406,9 @@ impl Publisher {
             for (name, now) in instance_metrics(&counters) {
                 let d = self.delta(&id, &name, now);
                 metrics.push(datum(component, &id, &name, d));
+            }
+            for (name, v) in gauges(&counters) {
+                metrics.push(datum(component, &id, name, v));
             }
             for (name, sum, count) in latency_sums(&counters) {
                 let prev = self
@@ -524,6 +541,27 @@ mod tests {
                 ("__fail-count/default", 1),
             ]
         );
+    }
+
+    #[test]
+    fn gauges_are_published_as_they_are_and_cpu_time_as_a_count() {
+        let c: HashMap<String, u64> = [
+            ("gauge:__memory-rss-kb", 7_000),
+            ("gauge:__restarts", 2),
+            ("__cpu-time-ms", 120),
+            ("starts", 3),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(
+            gauges(&c),
+            vec![("__memory-rss-kb", 7_000), ("__restarts", 2)]
+        );
+        assert!(instance_metrics(&c).contains(&("__cpu-time-ms".to_string(), 120)));
+        assert!(!instance_metrics(&c)
+            .iter()
+            .any(|(k, _)| k.contains("gauge")));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! Publishers send `heron.proto.tmanager.PublishMetrics`. The store keeps, per component →
 //! instance → metric name, a ring of [`BUCKET_SECS`]-second buckets covering
 //! [`RETENTION_SECS`] (Heron keeps 60-s buckets; ours are short so that a page moves while
-//! you watch), plus the stmgrs' registration summary and the latest exceptions. A value is
+//! you watch) and a ring of [`MINUTE_SECS`]-second buckets covering [`LONG_RETENTION_SECS`]
+//! (for the 3-hour window of the tracker's page), plus the stmgrs' registration summary and
+//! the latest exceptions. A range that starts before the fine ring's oldest bucket is
+//! answered from the minute ring. A value is
 //! put in the bucket of its arrival time. How a bucket folds its values depends on the
 //! metric ([`Aggregation::of`]): counts add up, latencies average, gauges keep the last.
 //!
@@ -22,6 +25,10 @@ pub const MAX_EXCEPTIONS: usize = 256;
 pub const BUCKET_SECS: i64 = 1;
 /// How far back buckets are kept, in seconds.
 pub const RETENTION_SECS: i64 = 30 * 60;
+/// Width of one bucket of the coarse ring, in seconds.
+pub const MINUTE_SECS: i64 = 60;
+/// How far back the coarse ring keeps buckets, in seconds (a little over 3 hours).
+pub const LONG_RETENTION_SECS: i64 = 3 * 3600 + 10 * 60;
 
 /// How the values of one bucket (and of a range of buckets) fold into one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +51,7 @@ impl Aggregation {
         if base.contains("latency") {
             Aggregation::Avg
         } else if base.ends_with("-count")
+            || base.ends_with("-ms")
             || name.contains("time_spent_back_pressure")
             || base.contains("tuples")
             || base.contains("bytes")
@@ -68,6 +76,10 @@ struct Bucket {
 struct Series {
     agg: Aggregation,
     buckets: VecDeque<Bucket>,
+    /// The same values in [`MINUTE_SECS`] buckets, kept [`LONG_RETENTION_SECS`].
+    minutes: VecDeque<Bucket>,
+    /// When the first value arrived (unix s).
+    first: i64,
     /// Sum of every value ever received (counters), their mean (latencies), or the last
     /// value (gauges).
     total: f64,
@@ -76,33 +88,20 @@ struct Series {
 }
 
 impl Series {
+    fn new(agg: Aggregation, now: i64) -> Series {
+        Series {
+            agg,
+            buckets: VecDeque::new(),
+            minutes: VecDeque::new(),
+            first: now,
+            total: 0.0,
+            received: 0,
+        }
+    }
+
     fn add(&mut self, at: i64, v: f64) {
-        let start = at - at.rem_euclid(BUCKET_SECS);
-        match self.buckets.back_mut() {
-            Some(b) if b.start == start => {
-                b.sum += v;
-                b.count += 1;
-                b.last = v;
-            }
-            // A late value for an older bucket is folded into the newest one.
-            Some(b) if b.start > start => {
-                b.sum += v;
-                b.count += 1;
-            }
-            _ => self.buckets.push_back(Bucket {
-                start,
-                sum: v,
-                count: 1,
-                last: v,
-            }),
-        }
-        while self
-            .buckets
-            .front()
-            .is_some_and(|b| b.start < start - RETENTION_SECS)
-        {
-            self.buckets.pop_front();
-        }
+        add_to_ring(&mut self.buckets, BUCKET_SECS, RETENTION_SECS, at, v);
+        add_to_ring(&mut self.minutes, MINUTE_SECS, LONG_RETENTION_SECS, at, v);
         self.received += 1;
         self.total = match self.agg {
             Aggregation::Sum => self.total + v,
@@ -130,6 +129,48 @@ impl Series {
         self.buckets
             .iter()
             .filter(move |b| range.is_none_or(|(s, e)| b.start >= s && b.start <= e))
+    }
+
+    /// The folded value over `range`: from the fine ring when it reaches back far enough,
+    /// else from the minute ring (whose buckets overlapping the range count whole).
+    fn over(&self, range: Range) -> Option<f64> {
+        let Some((start, end)) = range else {
+            return Some(self.total);
+        };
+        let fine_from = self.buckets.front().map_or(i64::MAX, |b| b.start);
+        if start >= fine_from || self.first >= fine_from {
+            return self.fold(self.in_range(range));
+        }
+        let from = start - start.rem_euclid(MINUTE_SECS);
+        self.fold(
+            self.minutes
+                .iter()
+                .filter(|b| b.start >= from && b.start <= end),
+        )
+    }
+}
+
+/// Puts `v` (arrived at `at`) in the `width`-second bucket of `ring`, dropping buckets older
+/// than `keep` seconds. A late value for an older bucket is folded into the newest one.
+fn add_to_ring(ring: &mut VecDeque<Bucket>, width: i64, keep: i64, at: i64, v: f64) {
+    let start = at - at.rem_euclid(width);
+    match ring.back_mut() {
+        Some(b) if b.start >= start => {
+            b.sum += v;
+            b.count += 1;
+            if b.start == start {
+                b.last = v;
+            }
+        }
+        _ => ring.push_back(Bucket {
+            start,
+            sum: v,
+            count: 1,
+            last: v,
+        }),
+    }
+    while ring.front().is_some_and(|b| b.start < start - keep) {
+        ring.pop_front();
     }
 }
 
@@ -195,12 +236,7 @@ impl MetricsStore {
                 .entry(m.instance_id)
                 .or_default()
                 .entry(m.name)
-                .or_insert_with(|| Series {
-                    agg,
-                    buckets: VecDeque::new(),
-                    total: 0.0,
-                    received: 0,
-                })
+                .or_insert_with(|| Series::new(agg, now))
                 .add(now, v);
         }
         for e in msg.exceptions {
@@ -252,11 +288,7 @@ impl MetricsStore {
                 if !metrics.is_empty() && !metrics.contains(name) {
                     continue;
                 }
-                let v = match range {
-                    None => Some(series.total),
-                    Some(_) => series.fold(series.in_range(range)),
-                };
-                if let Some(v) = v {
+                if let Some(v) = series.over(range) {
                     out.entry(name.clone()).or_default().insert(inst.clone(), v);
                 }
             }

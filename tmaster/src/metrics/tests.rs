@@ -43,6 +43,9 @@ fn aggregation_follows_heron_names() {
         Aggregation::Sum
     );
     assert_eq!(Aggregation::of("__jvm-uptime-secs"), Aggregation::Last);
+    for gauge in ["__memory-rss-kb", "__restarts", "__uptime-secs"] {
+        assert_eq!(Aggregation::of(gauge), Aggregation::Last, "{gauge}");
+    }
     for avg in ["__execute-latency/words", "__process-latency/marks"] {
         assert_eq!(Aggregation::of(avg), Aggregation::Avg, "{avg}");
     }
@@ -52,6 +55,7 @@ fn aggregation_follows_heron_names() {
         "__server/__bytes_to_workers",
         "__server/__bytes_from_stmgrs",
         "__time_spent_back_pressure_by_compid/container_1_slow_3",
+        "__cpu-time-ms",
     ] {
         assert_eq!(Aggregation::of(sum), Aggregation::Sum, "{sum}");
     }
@@ -141,4 +145,37 @@ fn exceptions_are_deduplicated_and_bounded() {
         format!("t{}", MAX_EXCEPTIONS + 9)
     );
     assert!(s.exceptions("other", &[]).is_empty());
+}
+
+#[test]
+fn a_three_hour_window_is_answered_from_the_minute_ring() {
+    let s = MetricsStore::new();
+    let c = "__execute-count/default";
+    // one value of 1 every 10 s for 3 hours
+    let (t0, end) = (1_000_000, 1_000_000 + 3 * 3600);
+    let mut t = t0;
+    while t < end {
+        s.publish_at(msg(vec![datum("c", "i", c, "1")]), t);
+        t += 10;
+    }
+    let now = end - 10;
+    // the fine ring only holds the last 30 minutes
+    let half_hour = s.values("c", &[], &[], Some((now - 600, now)))[c]["i"];
+    assert_eq!(half_hour, 61.0, "10 minutes from the 1-s ring");
+    let three_hours = s.values("c", &[], &[], Some((now - 3 * 3600, now)))[c]["i"];
+    assert!(
+        (1078.0..=1080.0).contains(&three_hours),
+        "3 hours from the minute ring: {three_hours}"
+    );
+    assert_eq!(s.values("c", &[], &[], None)[c]["i"], 1080.0, "all time");
+    // beyond the minute ring's reach: still only what it keeps
+    s.publish_at(
+        msg(vec![datum("c", "i", c, "1")]),
+        end + LONG_RETENTION_SECS,
+    );
+    let later = end + LONG_RETENTION_SECS;
+    assert_eq!(
+        s.values("c", &[], &[], Some((later - 3 * 3600, later)))[c]["i"],
+        1.0
+    );
 }
