@@ -118,9 +118,25 @@ fn rate(n: u64, secs: f64) -> String {
 
 /// Submits this binary as a topology, prints a status line per second, and kills it at the
 /// end. Returns the process exit code.
+#[allow(dead_code)] // each example includes this module; not all of them call it
 pub fn run(what: &str) -> i32 {
+    run_with_flags(what, &[])
+}
+
+/// [`run`] for a topology that reads more `--flag value` pairs of its own (`own`): they are
+/// passed to the topology and skipped here.
+pub fn run_with_flags(what: &str, own: &[&str]) -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let opts = match Options::parse(&args) {
+    let mut common = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if own.contains(&a.as_str()) {
+            it.next();
+        } else {
+            common.push(a.clone());
+        }
+    }
+    let opts = match Options::parse(&common) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}");

@@ -47,10 +47,35 @@ impl Spout for SentenceSpout {
 #[derive(Default)]
 pub struct CountBolt {
     counts: HashMap<String, u64>,
+    /// Time spent on each word (a deliberately slow bolt; zero by default).
+    pub delay: std::time::Duration,
+    /// Report an error every this many words (0: never).
+    pub error_every: u64,
+    seen: u64,
+}
+
+impl CountBolt {
+    /// A count bolt that spends `delay` on each word and reports an error every
+    /// `error_every` words (0: never).
+    #[allow(dead_code)] // shell_word_count includes this file and counts at full speed
+    pub fn new(delay: std::time::Duration, error_every: u64) -> CountBolt {
+        CountBolt {
+            delay,
+            error_every,
+            ..CountBolt::default()
+        }
+    }
 }
 
 impl Bolt for CountBolt {
     fn execute(&mut self, input: &Tuple, collector: &mut OutputCollector) {
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
+        self.seen += 1;
+        if self.error_every > 0 && self.seen % self.error_every == 0 {
+            collector.report_error(&format!("word {} of this task: a sample error", self.seen));
+        }
         if let Some(word) = input.get_str(0) {
             match self.counts.get_mut(word) {
                 Some(c) => *c += 1,

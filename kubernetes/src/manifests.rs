@@ -19,7 +19,7 @@ use crate::{Kubernetes, KubernetesError};
 use heron_proto::api::Topology;
 use heron_proto::system::PackingPlan;
 use heron_scheduler::executor::{
-    FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_STATS,
+    FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_SHELL, FIXED_STATS,
 };
 use heron_scheduler::shell::quote;
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
@@ -42,11 +42,13 @@ pub const AUTH_DIR: &str = "/var/heron/topology/auth";
 pub const CONTAINER: &str = "executor";
 
 /// The named ports of every pod (name, port): the tmaster's or a stream manager's server,
-/// the tmaster's controller and stats, the instances' server and a checkpoint manager.
-pub const PORTS: [(&str, u16); 5] = [
+/// the tmaster's controller and stats, the shell, the instances' server and a checkpoint
+/// manager.
+pub const PORTS: [(&str, u16); 6] = [
     ("server", FIXED_SERVER),
     ("tmanager-ctl", FIXED_CONTROLLER),
     ("tmanager-stats", FIXED_STATS),
+    ("shell", FIXED_SHELL),
     ("local-data", FIXED_LOCAL_DATA),
     ("ckptmgr", FIXED_CKPTMGR),
 ];

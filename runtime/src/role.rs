@@ -203,6 +203,8 @@ enum Role {
         #[arg(long)]
         ckptmgr_port: Option<u16>,
         #[arg(long)]
+        shell_port: Option<u16>,
+        #[arg(long)]
         auth_secret_file: Option<PathBuf>,
         #[arg(last = true)]
         user_args: Vec<String>,
@@ -357,6 +359,7 @@ impl Role {
                 local_data_port,
                 instance_ids,
                 ckptmgr_port,
+                shell_port,
                 auth_secret_file,
                 ..
             } => {
@@ -371,6 +374,7 @@ impl Role {
                     instance_ids: instance_ids.into_iter().filter(|i| !i.is_empty()).collect(),
                     max_packet_size: limits.stmgr,
                     ckptmgr_port,
+                    shell_port,
                     auth: load_auth(auth_secret_file.as_deref(), topology)?,
                     tls: load_tls(auth_secret_file.as_deref(), topology)?,
                 })?;

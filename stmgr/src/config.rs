@@ -27,6 +27,9 @@ pub struct StmgrConfig {
     pub max_packet_size: usize,
     /// Port of the container's checkpoint manager on 127.0.0.1 (`EFFECTIVELY_ONCE` only).
     pub ckptmgr_port: Option<u16>,
+    /// Port of the container's shell (`heron_shell`: its log files, read-only) on `host`,
+    /// advertised in the physical plan; `None`: no shell.
+    pub shell_port: Option<u16>,
     /// The topology's secret: every connection, accepted or made, starts with its handshake
     /// (`heron_auth`). `None` only for `heron-rs.auth.required=false`.
     pub auth: Option<heron_auth::Secret>,

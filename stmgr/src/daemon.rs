@@ -75,6 +75,10 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         events.clone(),
     ));
 
+    let shell_port = match config.shell_port {
+        Some(port) => start_shell(&config.host, port).await,
+        None => None,
+    };
     let (registration, instances_rx) = watch::channel(None);
     let (to_tmaster, outgoing) = mpsc::unbounded_channel();
     let (to_ckptmgr, ckptmgr_frames) = mpsc::unbounded_channel();
@@ -90,7 +94,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     let tmaster = TmasterClient {
         topology_name: config.topology_name.clone(),
         topology_id: config.topology_id.clone(),
-        stmgr: stmgr_record(&config),
+        stmgr: stmgr_record(&config, shell_port),
         state: config.state_manager.open().map_err(|e| {
             StmgrError::Config(format!("cannot open {}: {e}", config.state_manager))
         })?,
@@ -210,8 +214,39 @@ fn sample_metrics(
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }
 
+/// Serves the container's shell (its log files) on `host:port`; the port when it listens.
+/// The logs are not worth the stream manager: a shell that cannot bind is logged and left out
+/// of the physical plan.
+async fn start_shell(host: &str, port: u16) -> Option<u16> {
+    let root = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!("no shell: cannot read the working directory: {e}");
+            return None;
+        }
+    };
+    match TcpListener::bind((host, port)).await {
+        Ok(l) => {
+            info!(
+                "shell serving {}/log-files on {host}:{port}",
+                root.display()
+            );
+            tokio::spawn(async move {
+                if let Err(e) = heron_shell::serve(l, root).await {
+                    tracing::warn!("the shell stopped: {e}");
+                }
+            });
+            Some(port)
+        }
+        Err(e) => {
+            tracing::warn!("no shell: cannot bind {host}:{port}: {e}");
+            None
+        }
+    }
+}
+
 /// This stream manager's record for the tmaster.
-fn stmgr_record(config: &StmgrConfig) -> StMgr {
+fn stmgr_record(config: &StmgrConfig, shell_port: Option<u16>) -> StMgr {
     StMgr {
         id: config.stmgr_id.clone(),
         host_name: config.host.clone(),
@@ -221,7 +256,7 @@ fn stmgr_record(config: &StmgrConfig) -> StMgr {
             .ok()
             .map(|d| d.display().to_string()),
         pid: i32::try_from(std::process::id()).ok(),
-        shell_port: None,
+        shell_port: shell_port.map(i32::from),
         local_data_port: Some(i32::from(config.local_data_port)),
     }
 }

@@ -54,6 +54,28 @@ impl LocalCluster {
         self.env.push((key.into(), value.into()));
     }
 
+    /// The `heron` CLI binary.
+    pub fn heron_binary(&self) -> &Path {
+        &self.heron
+    }
+
+    /// The environment every `heron` command of this cluster gets: `HOME`, `USER` and what
+    /// [`LocalCluster::set_env`] added (for a program that runs the CLI itself, such as the
+    /// tracker's controls).
+    pub fn heron_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("HOME".to_string(), self.home().display().to_string()),
+            ("USER".to_string(), "tester".to_string()),
+        ];
+        env.extend(self.env.iter().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }));
+        env
+    }
+
     /// The private HOME.
     pub fn home(&self) -> &Path {
         self.home.path()

@@ -267,10 +267,15 @@ pub fn fresh_example(name: &str) -> PathBuf {
 /// A tracker over this env's local state root, on a free loopback port (it serves for the
 /// rest of the test process).
 pub fn local_tracker(env: &TestEnv) -> heron_tracker::BackgroundTracker {
+    let cli = heron_tracker::controls::Cli {
+        binary: env.heron_binary().to_path_buf(),
+        env: env.heron_env(),
+    };
     let clusters = vec![heron_tracker::Cluster::new(
         "local",
         heron_statemgr::StateManagerSpec::Local(env.state_root()),
-    )];
+    )
+    .with_cli(cli)];
     heron_tracker::spawn_background("127.0.0.1:0".parse().unwrap(), clusters)
         .expect("start the tracker")
 }

@@ -13,6 +13,8 @@ pub struct Cluster {
     pub name: String,
     /// Its state manager.
     pub spec: StateManagerSpec,
+    /// The `heron` CLI the page's controls run for this cluster (`None`: no controls).
+    pub cli: Option<crate::controls::Cli>,
     opened: Mutex<Option<Arc<dyn StateManager>>>,
 }
 
@@ -35,8 +37,15 @@ impl Cluster {
         Cluster {
             name: name.into(),
             spec,
+            cli: None,
             opened: Mutex::new(None),
         }
+    }
+
+    /// The same cluster with controls that run `cli`.
+    pub fn with_cli(mut self, cli: crate::controls::Cli) -> Cluster {
+        self.cli = Some(cli);
+        self
     }
 
     fn state(&self) -> Result<Arc<dyn StateManager>, TrackerError> {

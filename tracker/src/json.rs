@@ -295,3 +295,10 @@ pub fn tmanager_location(l: Option<&TManagerLocation>) -> Value {
         None => Value::Null,
     }
 }
+
+/// Unix time in seconds.
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

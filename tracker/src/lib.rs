@@ -6,7 +6,10 @@
 //! Routes ([`router`]): `/clusters`, `/health`, `/topologies`, `/topologies/states`,
 //! `/topologies/{info,config,logicalplan,physicalplan,packingplan,executionstate,
 //! schedulerlocation,metadata,runtimestate,metrics,metrics/timeline,metricstimeline,
-//! exceptions,exceptionsummary,backpressure}` (the last one ours) with Heron's query parameters (`cluster`, `environ`,
+//! exceptions,exceptionsummary,container/filedata,container/filestats}` with Heron's query
+//! parameters, and ours: `/topologies/{backpressure,summary,component,checkpoints}` (GET)
+//! and the controls `/topologies/{activate,deactivate,kill,restart,update}` (POST,
+//! [`controls`]). Query parameters: (`cluster`, `environ`,
 //! `topology`, `role`, `component`, `metricname`, `instance`, `interval`, `starttime`,
 //! `endtime`). Answers are the JSON body itself (the FastAPI tracker's style); failures are
 //! `{"status": "failure", "message": ...}` with 400 (missing or bad parameter), 404 (unknown
@@ -15,19 +18,23 @@
 mod backpressure;
 mod checkpoints;
 mod clusters;
+pub mod controls;
 mod error;
+pub mod figures;
 pub mod json;
+mod logs;
 mod metrics_routes;
 mod prometheus;
 mod query;
 mod routes;
+mod summary;
 pub mod tmaster_client;
 mod ui;
 
 pub use clusters::{Cluster, Clusters, Listed};
 pub use error::{ApiError, TrackerError};
 
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use heron_statemgr::StateManagerSpec;
 use std::net::SocketAddr;
@@ -76,6 +83,11 @@ pub fn router(clusters: Vec<Cluster>) -> Router {
         )
         .route("/topologies/backpressure", get(backpressure::backpressure))
         .route("/topologies/checkpoints", get(checkpoints::checkpoints))
+        .route("/topologies/summary", get(summary::summary))
+        .route("/topologies/component", get(summary::component))
+        .route("/topologies/container/filedata", get(logs::filedata))
+        .route("/topologies/container/filestats", get(logs::filestats))
+        .route("/topologies/{verb}", post(controls::control))
         .route("/metrics", get(prometheus::metrics))
         .merge(ui::routes())
         .fallback(routes::not_found)

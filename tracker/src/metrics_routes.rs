@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 /// The pseudo component stream managers publish under.
 pub const STMGR_COMPONENT: &str = "__stmgr__";
 
-fn tmaster(f: &Found) -> Result<&TManagerLocation, ApiError> {
+pub(crate) fn tmaster(f: &Found) -> Result<&TManagerLocation, ApiError> {
     f.info.tmanager.as_ref().ok_or_else(|| ApiError {
         status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
         message: format!("topology {} has no tmaster running", f.name),

@@ -1,5 +1,6 @@
-//! Asks a tmaster's stats port (HTTP POST, protobuf bodies), as Heron's tracker does. A
-//! deliberately small HTTP/1.1 client: one request per connection, `Connection: close`.
+//! Asks a tmaster's stats port (HTTP POST, protobuf bodies), as Heron's tracker does, and a
+//! container's shell (HTTP GET, JSON). A deliberately small HTTP/1.1 client: one request per
+//! connection, `Connection: close`.
 
 use crate::TrackerError;
 use heron_proto::tmanager::TManagerLocation;
@@ -25,13 +26,35 @@ pub async fn post<Req: Message, Resp: Message + Default>(
         addr: addr.clone(),
         why,
     };
-    let body = request.encode_to_vec();
-    let exchange = async {
-        let mut stream = TcpStream::connect(&addr)
+    let (status, body) = exchange(&addr, "POST", path, &request.encode_to_vec()).await?;
+    if status != 200 {
+        return Err(fail(format!("answered HTTP {status}")));
+    }
+    Resp::decode(&body[..]).map_err(|e| fail(format!("bad answer: {e}")))
+}
+
+/// GETs `path` from `addr` (a container's shell): the status and the body.
+pub async fn get(addr: &str, path: &str) -> Result<(u16, Vec<u8>), TrackerError> {
+    exchange(addr, "GET", path, &[]).await
+}
+
+/// One HTTP/1.1 request to `addr`: the answer's status and body (de-chunked).
+async fn exchange(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: &[u8],
+) -> Result<(u16, Vec<u8>), TrackerError> {
+    let fail = |why: String| TrackerError::Tmaster {
+        addr: addr.to_string(),
+        why,
+    };
+    let talk = async {
+        let mut stream = TcpStream::connect(addr)
             .await
             .map_err(|e| fail(e.to_string()))?;
         let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\n\
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
@@ -40,7 +63,7 @@ pub async fn post<Req: Message, Resp: Message + Default>(
             .await
             .map_err(|e| fail(e.to_string()))?;
         stream
-            .write_all(&body)
+            .write_all(body)
             .await
             .map_err(|e| fail(e.to_string()))?;
         let mut answer = Vec::new();
@@ -51,7 +74,7 @@ pub async fn post<Req: Message, Resp: Message + Default>(
             .map_err(|e| fail(e.to_string()))?;
         Ok::<_, TrackerError>(answer)
     };
-    let answer = tokio::time::timeout(TIMEOUT, exchange)
+    let answer = tokio::time::timeout(TIMEOUT, talk)
         .await
         .map_err(|_| fail("timed out".into()))??;
     let split = answer
@@ -60,21 +83,22 @@ pub async fn post<Req: Message, Resp: Message + Default>(
         .ok_or_else(|| fail("no HTTP header in the answer".into()))?;
     let head = String::from_utf8_lossy(&answer[..split]);
     let status_line = head.lines().next().unwrap_or("");
-    if status_line.split_whitespace().nth(1) != Some("200") {
-        return Err(fail(format!("answered {status_line:?}")));
-    }
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or_else(|| fail(format!("answered {status_line:?}")))?;
     let mut body = &answer[split + 4..];
     if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
     {
-        return Resp::decode(&dechunk(body).map_err(fail)?[..])
-            .map_err(|e| fail(format!("bad answer: {e}")));
+        return Ok((status, dechunk(body).map_err(fail)?));
     }
     if let Some(len) = content_length(&head) {
         body = &body[..len.min(body.len())];
     }
-    Resp::decode(body).map_err(|e| fail(format!("bad answer: {e}")))
+    Ok((status, body.to_vec()))
 }
 
 fn content_length(head: &str) -> Option<usize> {

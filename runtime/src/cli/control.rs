@@ -10,6 +10,7 @@ use heron_statemgr::StateManagerExt;
 /// `heron activate` (`on`) or `heron deactivate`.
 pub fn activate(args: TopologyArgs, on: bool) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
+    super::delegated::check(&r, &args.topology)?;
     let verb = if on { "activate" } else { "deactivate" };
     controller_request(&r, &args.topology, verb, &[])?;
     println!(
@@ -52,7 +53,7 @@ pub fn controller_request(
     for (k, v) in extra {
         query.push_str(&format!("&{k}={}", encode(v)));
     }
-    let token = bearer_token(r, name, &topology)?;
+    let token = topology_secret(r, name, &topology)?.map(|s| s.bearer_token());
     let (status, body) = post(&loc.host, port, &query, token.as_deref())?;
     if status != 200 {
         bail!("{path} {name} refused by the tmaster (HTTP {status}): {body}");
@@ -60,13 +61,14 @@ pub fn controller_request(
     Ok(())
 }
 
-/// The controller's bearer token, from the secret `heron submit` wrote in the topology's
-/// working directory; `None` for a topology with `heron-rs.auth.required=false`.
-fn bearer_token(
+/// The topology's secret (whose HMAC is the controller's bearer token), as `heron submit`
+/// wrote it in the topology's working directory; `None` for a topology with
+/// `heron-rs.auth.required=false`.
+pub fn topology_secret(
     r: &Resolved,
     name: &str,
     topology: &heron_proto::api::Topology,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<heron_auth::Secret>> {
     if !heron_scheduler::auth_required(topology)? {
         return Ok(None);
     }
@@ -84,12 +86,13 @@ fn bearer_token(
             r.target.role
         )
     })?;
-    Ok(Some(secret.bearer_token()))
+    Ok(Some(secret))
 }
 
 /// `heron restart`.
 pub fn restart(args: RestartArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
+    super::delegated::check(&r, &args.topology)?;
     let mut req = RestartRequest::new(&args.topology);
     req.cluster = r.target.cluster.clone();
     req.role = r.target.role.clone();

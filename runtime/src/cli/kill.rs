@@ -7,6 +7,7 @@ use heron_scheduler::{kill, KillRequest};
 
 pub fn run(args: TopologyArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
+    super::delegated::check(&r, &args.topology)?;
     let mut req = KillRequest::new(&args.topology);
     req.cluster = r.target.cluster;
     req.role = r.target.role;

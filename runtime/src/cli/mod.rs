@@ -4,6 +4,7 @@
 //! defined under the config path (see [`crate::cluster`]).
 
 mod control;
+pub mod delegated;
 mod http_client;
 mod kill;
 mod list;
@@ -148,7 +149,8 @@ pub fn cli_main() -> i32 {
 }
 
 /// Runs the `heron` CLI with `args` (including the program name); returns the exit code:
-/// 0 on success, 1 when the command failed, 2 for a bad command line.
+/// 0 on success, 1 when the command failed, 2 for a bad command line, 3 when a delegated
+/// command's token was refused ([`delegated::CONTROL_TOKEN_VAR`]).
 pub fn cli_main_from<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
@@ -187,7 +189,11 @@ where
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            if e.downcast_ref::<delegated::TokenRefused>().is_some() {
+                delegated::TOKEN_REFUSED_EXIT
+            } else {
+                1
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 pub fn run(args: UpdateArgs) -> anyhow::Result<()> {
     let r = resolve(&args.common)?;
+    super::delegated::check(&r, &args.topology)?;
     let repack = !args.component_parallelism.is_empty() || args.container_number.is_some();
     if repack && !args.runtime_config.is_empty() {
         bail!("--runtime-config cannot be combined with --component-parallelism or --container-number");

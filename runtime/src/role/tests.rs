@@ -103,6 +103,7 @@ fn what_the_executor_starts_parses_as_roles() {
     let sm_ports = ContainerPorts::Stmgr {
         data: 7101,
         local_data: 7102,
+        shell: 7105,
         ckptmgr: None,
     };
     let specs = container_processes(&executor_config(1), &plan(), sm_ports, Some(secret)).unwrap();
@@ -192,6 +193,7 @@ fn stateful_containers_run_a_checkpoint_manager_role() {
     let sm_ports = ContainerPorts::Stmgr {
         data: 7101,
         local_data: 7102,
+        shell: 7105,
         ckptmgr: Some(7103),
     };
     let specs = container_processes(&executor_config(1), &plan(), sm_ports, None).unwrap();

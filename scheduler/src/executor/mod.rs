@@ -12,7 +12,8 @@ mod supervisor;
 
 pub use plan::{
     auth_secret_file, container_processes, free_ports, is_effectively_once, ContainerPorts,
-    ProcessSpec, FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_STATS,
+    ProcessSpec, FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_SHELL,
+    FIXED_STATS,
 };
 pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};

@@ -59,6 +59,8 @@ pub const FIXED_SERVER: u16 = 6001;
 pub const FIXED_CONTROLLER: u16 = 6002;
 /// The fixed port of the tmaster's stats server (Heron's 6003).
 pub const FIXED_STATS: u16 = 6003;
+/// The fixed port of a container's shell (Heron's shell port, 6004).
+pub const FIXED_SHELL: u16 = 6004;
 /// The fixed port of a stream manager's server for its instances (on loopback).
 pub const FIXED_LOCAL_DATA: u16 = 6005;
 /// The fixed port of a checkpoint manager (Heron's 6009).
@@ -84,6 +86,8 @@ pub enum ContainerPorts {
         data: u16,
         /// Server for the container's instances.
         local_data: u16,
+        /// The container's shell (`heron_shell`: its log files).
+        shell: u16,
         /// The checkpoint manager (`EFFECTIVELY_ONCE` only).
         ckptmgr: Option<u16>,
     },
@@ -93,7 +97,7 @@ impl ContainerPorts {
     /// Picks free ports for `shard`'s daemons, with one for a checkpoint manager when
     /// `effectively_once`.
     pub fn pick(shard: i32, effectively_once: bool) -> Result<ContainerPorts, SchedulerError> {
-        let daemons = if shard == 0 { 3 } else { 2 };
+        let daemons = 3;
         let p = free_ports(daemons + usize::from(effectively_once))?;
         let ckptmgr = effectively_once.then(|| p[daemons]);
         if shard == 0 {
@@ -107,6 +111,7 @@ impl ContainerPorts {
             Ok(ContainerPorts::Stmgr {
                 data: p[0],
                 local_data: p[1],
+                shell: p[2],
                 ckptmgr,
             })
         }
@@ -115,7 +120,8 @@ impl ContainerPorts {
     /// Heron's fixed ports for a container that has a network of its own: the tmaster's
     /// server [`FIXED_SERVER`] (a stream manager's data server in other containers),
     /// controller [`FIXED_CONTROLLER`], stats [`FIXED_STATS`], the instances' server
-    /// [`FIXED_LOCAL_DATA`] and the checkpoint manager [`FIXED_CKPTMGR`].
+    /// [`FIXED_LOCAL_DATA`], the shell [`FIXED_SHELL`] and the checkpoint manager
+    /// [`FIXED_CKPTMGR`].
     ///
     /// ```
     /// use heron_scheduler::executor::{ContainerPorts, FIXED_SERVER};
@@ -136,6 +142,7 @@ impl ContainerPorts {
             ContainerPorts::Stmgr {
                 data: FIXED_SERVER,
                 local_data: FIXED_LOCAL_DATA,
+                shell: FIXED_SHELL,
                 ckptmgr,
             }
         }
@@ -283,7 +290,10 @@ pub fn container_processes(
         (
             shard,
             ContainerPorts::Stmgr {
-                data, local_data, ..
+                data,
+                local_data,
+                shell,
+                ..
             },
         ) if shard > 0 => {
             let container = plan
@@ -317,6 +327,8 @@ pub fn container_processes(
                 data.to_string(),
                 "--local-data-port".into(),
                 local_data.to_string(),
+                "--shell-port".into(),
+                shell.to_string(),
                 "--instance-ids".into(),
                 ids.join(","),
             ]);

@@ -83,6 +83,7 @@ pub fn stmgr_config(
         instance_ids: instances.iter().map(|i| i.instance_id.clone()).collect(),
         max_packet_size: MAX_PACKET,
         ckptmgr_port: None,
+        shell_port: None,
         auth: None,
         tls: None,
     }

@@ -86,6 +86,7 @@ fn shard_n_runs_its_stmgr_and_instances() {
     let ports = ContainerPorts::Stmgr {
         data: 10,
         local_data: 11,
+        shell: 13,
         ckptmgr: None,
     };
     let specs = container_processes(&cfg(1), &plan(), ports, None).unwrap();
@@ -99,7 +100,7 @@ fn shard_n_runs_its_stmgr_and_instances() {
         words(
             "heron-role stmgr --topology-name T --topology-id T-1 --state-manager local:/state \
              --stmgr-id stmgr-1 --host 127.0.0.1 --data-port 10 --local-data-port 11 \
-             --instance-ids container_1_word_1,container_1_split_3 -- --x 1"
+             --shell-port 13 --instance-ids container_1_word_1,container_1_split_3 -- --x 1"
         )
     );
     assert_eq!(
@@ -120,6 +121,7 @@ fn unknown_container_or_wrong_ports_are_errors() {
     let stmgr = ContainerPorts::Stmgr {
         data: 10,
         local_data: 11,
+        shell: 13,
         ckptmgr: None,
     };
     let err = container_processes(&cfg(3), &plan(), stmgr, None).unwrap_err();
@@ -163,8 +165,14 @@ fn picked_ports_are_distinct_and_nonzero() {
         ContainerPorts::Stmgr {
             data,
             local_data,
+            shell,
             ckptmgr: Some(c),
-        } => assert!(c > 0 && c != data && c != local_data && data != local_data),
+        } => {
+            let mut all = vec![data, local_data, shell, c];
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), 4, "distinct ports");
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -227,6 +235,7 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
     let ports = ContainerPorts::Stmgr {
         data: 10,
         local_data: 11,
+        shell: 13,
         ckptmgr: Some(12),
     };
     let specs = container_processes(&cfg(1), &plan(), ports, None).unwrap();
@@ -245,7 +254,7 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
         words(
             "heron-role stmgr --topology-name T --topology-id T-1 --state-manager local:/state \
              --stmgr-id stmgr-1 --host 127.0.0.1 --data-port 10 --local-data-port 11 \
-             --instance-ids container_1_word_1,container_1_split_3 --ckptmgr-port 12 -- --x 1"
+             --shell-port 13 --instance-ids container_1_word_1,container_1_split_3 --ckptmgr-port 12 -- --x 1"
         )
     );
     assert_eq!(
