@@ -67,11 +67,7 @@ fn topology(args: &[String]) -> Result<HeronTopology, TopologyError> {
         .set_basic_bolt("split", || SplitBolt, p)
         .shuffle_grouping("sentence");
     builder
-        .set_bolt(
-            "count",
-            move || CountBolt::new(delay, error_every),
-            p,
-        )
+        .set_bolt("count", move || CountBolt::new(delay, error_every), p)
         .fields_grouping("split", Fields::new(["word"]));
     builder.build("WordCount", opts.config())
 }

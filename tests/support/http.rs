@@ -1,4 +1,4 @@
-//! A tiny blocking HTTP/1.1 GET for tests (one request per connection).
+//! A tiny blocking HTTP/1.1 client for tests (one request per connection).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -21,11 +21,27 @@ impl Got {
 
 /// GETs `path_and_query` from `addr`.
 pub fn get(addr: SocketAddr, path_and_query: &str) -> Got {
+    request(addr, "GET", path_and_query, None)
+}
+
+/// POSTs (empty body) to `path_and_query` on `addr`, with `Authorization: Bearer <token>`
+/// when a token is given.
+#[allow(dead_code)] // not every test binary posts
+pub fn post(addr: SocketAddr, path_and_query: &str, token: Option<&str>) -> Got {
+    request(addr, "POST", path_and_query, token)
+}
+
+fn request(addr: SocketAddr, method: &str, path_and_query: &str, token: Option<&str>) -> Got {
     let mut s = TcpStream::connect(addr).expect("connect to the tracker");
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // a control (POST) runs the heron CLI, which may wait for processes to stop
+    let timeout = if method == "GET" { 20 } else { 200 };
+    s.set_read_timeout(Some(Duration::from_secs(timeout)))
+        .unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         s,
-        "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "{method} {path_and_query} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\n\
+         Connection: close\r\n\r\n"
     )
     .unwrap();
     // Read to the end, or to Content-Length (some servers keep the connection open).

@@ -68,8 +68,7 @@ pub fn command_args(
     match verb {
         "activate" | "deactivate" | "kill" => {}
         "restart" => {
-            let c = container
-                .ok_or_else(|| ApiError::bad_request("restart needs container=N"))?;
+            let c = container.ok_or_else(|| ApiError::bad_request("restart needs container=N"))?;
             if c.parse::<u32>().is_err() {
                 return Err(ApiError::bad_request(format!(
                     "container must be a container number, not {c:?}"
@@ -176,6 +175,9 @@ pub async fn control(
     } else {
         StatusCode::BAD_REQUEST
     };
-    let message = stderr.strip_prefix("error: ").unwrap_or(&stderr).to_string();
+    let message = stderr
+        .strip_prefix("error: ")
+        .unwrap_or(&stderr)
+        .to_string();
     Err(ApiError { status, message })
 }

@@ -216,7 +216,11 @@ mod tests {
         assert_eq!(f.emitted, 100.0);
         assert_eq!(f.transferred, 300.0);
         assert_eq!(f.executed, 400.0);
-        assert_eq!(f.execute_latency_ms, Some(2.0), "weighted: (300×1 + 100×5)/400");
+        assert_eq!(
+            f.execute_latency_ms,
+            Some(2.0),
+            "weighted: (300×1 + 100×5)/400"
+        );
         assert_eq!(f.process_latency_ms, Some(2.0));
         assert_eq!(f.complete_latency_ms, None);
         assert_eq!(f.capacity, Some(0.08), "400 × 2 ms / 10 s");
@@ -273,7 +277,10 @@ mod tests {
             ["b"],
             "short bursts elsewhere"
         );
-        assert_eq!(causes([("a", 30_000.0), ("b", 40_000.0)], window), ["a", "b"]);
+        assert_eq!(
+            causes([("a", 30_000.0), ("b", 40_000.0)], window),
+            ["a", "b"]
+        );
         assert!(causes([("a", 3_000.0)], window).is_empty(), "under 10 %");
     }
 }

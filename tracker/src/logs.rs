@@ -39,10 +39,13 @@ async fn proxy(clusters: Clusters, q: Option<String>, what: &str) -> Result<Resp
         .ok_or_else(|| {
             ApiError::not_found(format!("topology {} has no container {container}", f.name))
         })?;
-    let port = stmgr.shell_port.filter(|p| *p > 0).ok_or_else(|| ApiError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        message: format!("container {container} of {} runs no shell", f.name),
-    })?;
+    let port = stmgr
+        .shell_port
+        .filter(|p| *p > 0)
+        .ok_or_else(|| ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: format!("container {container} of {} runs no shell", f.name),
+        })?;
     let mut url = format!("/{what}/{}", encode_path(path.trim_start_matches('/')));
     if what == "filedata" {
         let offset = params.int("offset")?.unwrap_or(-1);

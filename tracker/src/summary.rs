@@ -121,16 +121,16 @@ async fn collect(
             } else {
                 window_metrics(tm, c, vec![], window).await?
             };
-            for i in pplan.instances.iter().filter(|i| &i.info.component_name == c) {
+            for i in pplan
+                .instances
+                .iter()
+                .filter(|i| &i.info.component_name == c)
+            {
                 let id = &i.instance_id;
                 let m = all.get(id).cloned().unwrap_or_default();
-                let mut fig =
-                    task_figures(&m, window.map(|w| w as f64), uptime(id), &fan, spout);
+                let mut fig = task_figures(&m, window.map(|w| w as f64), uptime(id), &fan, spout);
                 let key = format!("{BY_COMPID}{id}");
-                fig.backpressure_ms = pressure
-                    .values()
-                    .filter_map(|m| m.get(&key))
-                    .sum::<f64>();
+                fig.backpressure_ms = pressure.values().filter_map(|m| m.get(&key)).sum::<f64>();
                 by_instance.insert(id.clone(), fig);
             }
         }
@@ -224,7 +224,7 @@ pub async fn summary(State(clusters): State<Clusters>, RawQuery(q): RawQuery) ->
     Ok(Json(json!({
         "name": f.name,
         "id": t.id,
-        "status": crate::json::status(t),
+        "status": f.info.status(),
         "uptime_secs": (now - e.submission_time.unwrap_or(now)).max(0),
         "mode": reliability_mode(t),
         "containers": pplan.stmgrs.len(),
@@ -254,7 +254,11 @@ pub async fn component(State(clusters): State<Clusters>, RawQuery(q): RawQuery) 
     let c = collect(&f, pplan, std::slice::from_ref(&name)).await?;
     let bp = attributed(&c, pplan, &names);
     let mut rows = Vec::new();
-    for i in pplan.instances.iter().filter(|i| i.info.component_name == name) {
+    for i in pplan
+        .instances
+        .iter()
+        .filter(|i| i.info.component_name == name)
+    {
         let id = &i.instance_id;
         let g = c.gauges.get(id);
         let gauge = |k: &str| g.and_then(|m| m.get(k)).copied();
