@@ -1,6 +1,7 @@
-//! The tracker's web page in headless Debian `chromium` against a running WordCount: it loads
-//! without console errors, its graph shows every component and edge, and its charts move.
-//! Leaves a screenshot under the target directory and prints its path.
+//! The tracker's web page in headless Debian `chromium` against running WordCounts: each view
+//! (topology, component, log) renders real figures that move, the slow bolt's capacity and
+//! back pressure, errors, and the controls. Leaves screenshots of each view under the target
+//! directory and prints their paths.
 //!
 //! Without chromium the test fails when `CI=true` (CI installs it) and is skipped otherwise.
 
@@ -12,7 +13,7 @@ mod cdp;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{example, local_tracker, submit_slow_bolt, wait_for, TestEnv};
+use support::{example, local_tracker, submit_slow_bolt, topology_secret, wait_for, TestEnv};
 
 fn target_dir() -> PathBuf {
     // target/<profile>/deps/<test> -> target/
@@ -48,6 +49,21 @@ fn chromium_or_skip() -> Option<PathBuf> {
     found
 }
 
+fn screenshot(b: &mut cdp::Browser, name: &str) {
+    let png = b.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    let path = target_dir().join(name);
+    std::fs::write(&path, &png).expect("write the screenshot");
+    eprintln!("screenshot: {}", path.display());
+}
+
+fn number(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// The topology view of a running WordCount: facts, the per-component table with figures
+/// that change between loads, graph, uPlot charts, physical plan and configuration; then
+/// deactivate from the page (refused without the token, done with it) stops the spouts.
 #[test]
 fn tracker_page_in_headless_chromium() {
     let Some(chromium) = chromium_or_skip() else {
@@ -62,7 +78,7 @@ fn tracker_page_in_headless_chromium() {
     assert!(submitted.status.success(), "submit failed");
     let tracker = local_tracker(&env);
     let url = format!(
-        "{}?cluster=local&environ=default&topology=WordCount",
+        "{}?cluster=local&environ=default&topology=WordCount&window=60",
         tracker.url()
     );
 
@@ -70,8 +86,12 @@ fn tracker_page_in_headless_chromium() {
     b.navigate(&url);
     let first = wait_for(Duration::from_secs(60), "the page to draw metrics", || {
         let s = summary(&mut b);
-        (s["updates"].as_u64().unwrap_or(0) >= 1 && emitted(&s) > 0.0).then_some(s)
+        (s["updates"].as_u64().unwrap_or(0) >= 1
+            && emitted(&s) > 0.0
+            && number(&s["table"]["split"]["executed"]) > 0.0)
+            .then_some(s)
     });
+    assert_eq!(first["view"], "topology");
 
     // The graph: every component and every edge with its grouping.
     let mut components: Vec<String> = first["components"]
@@ -90,31 +110,204 @@ fn tracker_page_in_headless_chromium() {
     assert_eq!(containers, 2);
     let instances = b.eval("document.querySelectorAll('#containers li[data-instance]').length");
     assert_eq!(instances, 6);
-    let charts = b.eval("document.querySelectorAll('.chart polyline').length");
-    assert!(charts.as_u64().unwrap_or(0) >= 3, "chart lines: {charts}");
+    // Facts and tables.
+    assert_eq!(first["facts"]["status"], "Running");
+    assert_eq!(number(&first["facts"]["containers"]), 2.0);
+    assert_eq!(number(&first["facts"]["instances"]), 6.0);
+    let status = b.eval("document.querySelector('#facts [data-fact=status]').textContent");
+    assert_eq!(status, "Running");
+    let rows = b.eval("Array.from(document.querySelectorAll('#components-table tr[data-component]')).map(r => r.dataset.component).sort().join(',')");
+    assert_eq!(rows, "count,sentence,split");
+    let cell = b.eval("document.querySelector('#components-table tr[data-component=split] td[data-field=executed]').textContent");
+    assert!(
+        cell.as_str()
+            .is_some_and(|t| t.chars().any(|c| c.is_ascii_digit())),
+        "split's executed cell: {cell}"
+    );
+    let pplan = b.eval("document.querySelectorAll('#pplan-table tr[data-instance]').length");
+    assert_eq!(pplan, 6);
+    let config = b.eval("document.querySelectorAll('#config-table tr').length");
+    assert!(config.as_u64().unwrap_or(0) > 5, "config rows: {config}");
+    // uPlot charts: a rates and a latencies chart per component, drawn on canvases.
+    let charts = b.eval("document.querySelectorAll('.chart[data-kind] canvas').length");
+    assert!(
+        charts.as_u64().unwrap_or(0) >= 6,
+        "chart canvases: {charts}"
+    );
+    let axes = b.eval("document.querySelectorAll('.chart .u-axis').length");
+    assert!(axes.as_u64().unwrap_or(0) >= 12, "chart axes: {axes}");
 
-    // The charts move: the page's emit totals change between refreshes.
-    let before = emitted(&first);
+    // The figures change between loads.
+    let before = number(&first["table"]["count"]["executed"]);
     let updates = first["updates"].as_u64().unwrap();
-    let later = wait_for(Duration::from_secs(60), "the charts to change", || {
+    let later = wait_for(Duration::from_secs(60), "the figures to change", || {
         let s = summary(&mut b);
-        (s["updates"].as_u64().unwrap_or(0) > updates + 1 && emitted(&s) != before).then_some(s)
+        (s["updates"].as_u64().unwrap_or(0) > updates + 1
+            && number(&s["table"]["count"]["executed"]) != before
+            && emitted(&s) != emitted(&first))
+        .then_some(s)
     });
-    assert_ne!(emitted(&later), before);
     assert!(
         later["errors"].as_array().is_none_or(|e| e.is_empty()),
         "page errors: {}",
         later["errors"]
     );
+    screenshot(&mut b, "tracker-page.png");
 
-    let png = b.screenshot();
-    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-    let path = target_dir().join("tracker-page.png");
-    std::fs::write(&path, &png).expect("write the screenshot");
-    println!("screenshot: {}", path.display());
-    eprintln!("screenshot: {}", path.display());
+    // Deactivate from the page: refused without the token, done with it.
+    b.eval("window.confirm = () => true; document.querySelector('button[data-action=deactivate]').click(); 1");
+    let refused = wait_for(Duration::from_secs(60), "the refusal", || {
+        let s = summary(&mut b);
+        (s["control"]["ok"] == false).then_some(s)
+    });
+    let message = b.eval("document.querySelector('#control-result.failed').textContent");
+    assert!(
+        message
+            .as_str()
+            .is_some_and(|m| m.contains("requires authentication")),
+        "{message} {}",
+        refused["control"]
+    );
+    let token = topology_secret(&env, "WordCount").bearer_token();
+    b.eval(&format!(
+        "const t = document.getElementById('token'); t.value = '{token}'; \
+         t.dispatchEvent(new Event('input')); \
+         document.querySelector('button[data-action=deactivate]').click(); 1"
+    ));
+    wait_for(Duration::from_secs(60), "the page to deactivate", || {
+        let s = summary(&mut b);
+        (s["control"]["ok"] == true).then_some(())
+    });
+    let paused = wait_for(Duration::from_secs(60), "the spouts to stop", || {
+        let s = summary(&mut b);
+        let emits = spout_emits_lately(&s);
+        (s["facts"]["status"] == "Paused" && emits == Some(0.0)).then_some(s)
+    });
+    assert_eq!(paused["facts"]["status"], "Paused");
+    screenshot(&mut b, "tracker-page-deactivated.png");
 
     // Console errors or uncaught exceptions during the whole run fail the test.
+    b.eval("1");
+    assert!(b.errors.is_empty(), "console errors: {:#?}", b.errors);
+}
+
+/// The spouts' emits in the newest complete second of the page's rate chart.
+fn spout_emits_lately(s: &Value) -> Option<f64> {
+    s["charts"]["sentence"]["latest"]["emit"].as_f64()
+}
+
+/// A WordCount whose `count` bolt spends 1 ms on each word: the page shows its capacity
+/// close to 1 and split's lower, marks it (and only it) as causing back pressure, lists its
+/// reported errors; its component view has a row per task with CPU, memory and restarts;
+/// the log view shows an instance's log through the container's shell.
+#[test]
+fn tracker_page_views_of_a_slow_bolt() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let mut env = TestEnv::new();
+    let submitted = env.submit(
+        "WordCount",
+        &example("word_count"),
+        &[
+            "--containers",
+            "2",
+            "--parallelism",
+            "2",
+            "--slow-count-us",
+            "1000",
+            "--error-every",
+            "2000",
+        ],
+    );
+    assert!(submitted.status.success(), "submit failed");
+    let tracker = local_tracker(&env);
+    let base = format!(
+        "{}?cluster=local&environ=default&topology=WordCount&window=60",
+        tracker.url()
+    );
+    let mut b = cdp::Browser::start(&chromium);
+    b.navigate(&base);
+    let s = wait_for(
+        Duration::from_secs(120),
+        "count's capacity near 1, split's lower, count marked",
+        || {
+            let s = summary(&mut b);
+            let count = number(&s["table"]["count"]["capacity"]);
+            (count > 0.7
+                && count <= 1.1
+                && number(&s["table"]["split"]["capacity"]) < 0.5
+                && s["backpressureCauses"] == serde_json::json!(["count"]))
+            .then_some(s)
+        },
+    );
+    // (the spouts may show 0 emitted this minute: count works through a backlog, they wait)
+    assert_eq!(
+        s["table"]["sentence"]["capacity"],
+        Value::Null,
+        "a spout has no capacity"
+    );
+    let marked = b.eval("Array.from(document.querySelectorAll('#components-table tr.bp-cause')).map(r => r.dataset.component).join(',')");
+    assert_eq!(marked, "count");
+    let node = b.eval("Array.from(document.querySelectorAll('#graph .node.bp-cause')).map(n => n.dataset.component).join(',')");
+    assert_eq!(node, "count");
+    let high = b.eval("document.querySelector('#components-table tr[data-component=count] td[data-field=capacity]').classList.contains('capacity-high')");
+    assert_eq!(high, true);
+    wait_for(Duration::from_secs(60), "the reported errors", || {
+        let rows = b.eval("Array.from(document.querySelectorAll('#errors tr.error-row')).map(r => r.textContent).join('\\n')");
+        let text = rows.as_str().unwrap_or("").to_string();
+        (text.contains("a sample error") && text.contains("count") && text.contains("127.0.0.1"))
+            .then_some(())
+    });
+    screenshot(&mut b, "tracker-page-slow-bolt.png");
+
+    // The component view: a row per task with process figures and a log link.
+    b.navigate(&format!("{base}&component=count"));
+    let c = wait_for(Duration::from_secs(60), "count's tasks", || {
+        let s = summary(&mut b);
+        let rows = s["instances"].as_object()?;
+        (s["view"] == "component"
+            && rows.len() == 2
+            && rows.values().all(|r| {
+                number(&r["cpu_percent"]) > 0.0
+                    && number(&r["memory_mb"]) > 0.0
+                    && number(&r["capacity"]) > 0.5
+            }))
+        .then_some(s)
+    });
+    for (id, r) in c["instances"].as_object().unwrap() {
+        assert!(id.contains("_count_"), "{id}");
+        assert_eq!(number(&r["restarts"]), 0.0);
+    }
+    let rows = b.eval("document.querySelectorAll('#instances-table tr[data-instance]').length");
+    assert_eq!(rows, 2);
+    let host = b.eval("document.querySelector('#instances-table td[data-field=host]').textContent");
+    assert_eq!(host, "127.0.0.1");
+    screenshot(&mut b, "tracker-page-component.png");
+
+    // The log view of one task, through its container's shell.
+    let href = b.eval("document.querySelector('#instances-table a.log-link').getAttribute('href')");
+    let href = href.as_str().expect("a log link").to_string();
+    b.navigate(&format!(
+        "{}{}",
+        tracker.url(),
+        href.trim_start_matches('/')
+    ));
+    let log = wait_for(Duration::from_secs(30), "the log lines", || {
+        let s = summary(&mut b);
+        (s["view"] == "log" && s["log"]["lines"].as_u64().unwrap_or(0) > 0).then_some(s)
+    });
+    assert!(
+        log["log"]["size"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        log["log"]
+    );
+    let text = b.eval("document.getElementById('log').textContent");
+    assert!(
+        text.as_str().is_some_and(|t| t.lines().count() > 0),
+        "log text: {text}"
+    );
+    screenshot(&mut b, "tracker-page-log.png");
     b.eval("1");
     assert!(b.errors.is_empty(), "console errors: {:#?}", b.errors);
 }

@@ -68,6 +68,7 @@ fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
             let s = ok(addr, &format!("/topologies/summary?{Q}"));
             let cap = |c: &str| s["components"][c]["windows"]["60"]["capacity"].as_f64();
             (cap("count")? > 0.7
+                && cap("count")? <= 1.1
                 && cap("split")? < 0.5
                 && s["backpressure_causes"] == serde_json::json!(["count"]))
             .then_some(s)

@@ -11,7 +11,8 @@
 //!   `__complete-latency`, `__execute-latency`, `__process-latency` per stream: the file has
 //!   their cumulative sums and counts (`sum:<name> NS`, `count:<name> N`), and what is sent is
 //!   the average over the interval, delta sum / delta count, in ns (nothing when no value came
-//!   in the interval);
+//!   in the interval), and for bolts the time spent executing, delta sum, as
+//!   `__execute-time-ns/<stream>`;
 //! * for the stream manager itself (component `__stmgr__`, instance = stmgr id), from the
 //!   samples the event loop hands over ([`StmgrSample`]): tuples from and to instances, to
 //!   stream managers, tuple sets from stream managers, lost tuples, bytes from and to
@@ -310,6 +311,22 @@ pub fn latency_sums(counters: &HashMap<String, u64>) -> Vec<(String, u64, u64)> 
     out
 }
 
+/// The latency metric whose sum is also published as time spent.
+const EXECUTE_LATENCY: &str = "__execute-latency/";
+/// Time a bolt task spent in `execute` per interval, ns (+ stream): what the tracker's
+/// capacity is made of.
+pub const EXECUTE_TIME: &str = "__execute-time-ns/";
+
+/// The sum of the values that came in between two cumulative (sum, count) readings; a
+/// reading below the previous one (a restarted instance) counts from zero.
+pub fn interval_sum(prev: (u64, u64), now: (u64, u64)) -> u64 {
+    if now.0 < prev.0 || now.1 < prev.1 {
+        now.0
+    } else {
+        now.0 - prev.0
+    }
+}
+
 /// The average of the values that came in between two cumulative (sum, count) readings:
 /// delta sum / delta count, rounded; `None` if none came. A reading below the previous one
 /// (a restarted instance) counts from zero.
@@ -417,6 +434,11 @@ impl Publisher {
                     .unwrap_or((0, 0));
                 if let Some(avg) = interval_average(prev, (sum, count)) {
                     metrics.push(datum(component, &id, &name, avg));
+                }
+                if let Some(stream) = name.strip_prefix(EXECUTE_LATENCY) {
+                    let spent = interval_sum(prev, (sum, count));
+                    let time = format!("{EXECUTE_TIME}{stream}");
+                    metrics.push(datum(component, &id, &time, spent));
                 }
             }
         }
@@ -596,6 +618,8 @@ mod tests {
             "restarted"
         );
         assert_eq!(interval_average((0, 0), (5, 2)), Some(3), "rounded");
+        assert_eq!(interval_sum((9_000, 3), (19_000, 5)), 10_000);
+        assert_eq!(interval_sum((9_000, 3), (400, 2)), 400, "restarted");
     }
 
     #[test]

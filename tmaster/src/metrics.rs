@@ -52,6 +52,7 @@ impl Aggregation {
             Aggregation::Avg
         } else if base.ends_with("-count")
             || base.ends_with("-ms")
+            || base.ends_with("-ns")
             || name.contains("time_spent_back_pressure")
             || base.contains("tuples")
             || base.contains("bytes")

@@ -503,7 +503,14 @@ function drawErrors(list, pplan, component, failure) {
     return;
   }
   const items = (Array.isArray(list) ? list : []).slice();
-  const when = e => { const d = Date.parse(e.lasttime); return isNaN(d) ? String(e.lasttime || "") : d; };
+  // lasttime: unix seconds (as our instances write it), unix ms, or a date string
+  const when = e => {
+    const t = String(e.lasttime || "").trim();
+    if (/^\d+$/.test(t)) { const n = Number(t); return n < 1e12 ? n * 1000 : n; }
+    const d = Date.parse(t);
+    return isNaN(d) ? t : d;
+  };
+  const shown = e => { const w = when(e); return typeof w === "number" ? new Date(w).toLocaleString() : w; };
   items.sort((a, b) => { const x = when(a), y = when(b); return x < y ? 1 : x > y ? -1 : 0; });
   const rows = items.slice(0, 20);
   summary.exceptions = rows.length;
@@ -528,7 +535,7 @@ function drawErrors(list, pplan, component, failure) {
         msg.append(det);
       } else msg.textContent = first;
       const tr = el("tr", { class: "error-row", "data-instance": id });
-      tr.append(td("time", e.lasttime || ""), td("component", comp), td("task", id), td("host", e.hostname || ""),
+      tr.append(td("time", shown(e)), td("component", comp), td("task", id), td("host", e.hostname || ""),
         td("count", String(e.count === undefined ? "" : e.count), "num"), msg);
       table.tBodies[0].append(tr);
     }

@@ -1,9 +1,11 @@
 //! The figures of the tracker page's tables (pure): Storm UI's per-window columns for one
 //! task, from the metrics its stream manager published, and their roll-up per component.
 //!
-//! Storm's **capacity** is the fraction of the window a task spent executing:
-//! `executed × execute latency / window`, with the window cut to the task's uptime. A bolt
-//! near 1 is the bottleneck; a spout has none.
+//! Storm's **capacity** is the fraction of the window a task spent executing, with the
+//! window cut to the task's uptime. Ours is measured: the time in `execute` the stream
+//! manager publishes (`__execute-time-ns/<stream>`) over the window; without it, Storm's
+//! estimate `executed × execute latency / window`. A bolt near 1 is the bottleneck; a spout
+//! has none.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,9 +78,10 @@ fn latency_ms(m: &TaskMetrics, latency: &str, weight: &str) -> Option<f64> {
 /// ```
 /// use heron_tracker::figures::{task_figures, TaskMetrics};
 /// let m: TaskMetrics = [("__execute-count/default".to_string(), 30_000.0),
-///     ("__execute-latency/default".to_string(), 1_500_000.0)].into();
+///     ("__execute-latency/default".to_string(), 1_500_000.0),
+///     ("__execute-time-ns/default".to_string(), 54e9)].into();
 /// let f = task_figures(&m, Some(60.0), None, &Default::default(), false);
-/// assert_eq!(f.capacity, Some(0.75)); // 30 000 × 1.5 ms over 60 s
+/// assert_eq!(f.capacity, Some(0.9)); // 54 s executing in 60 s
 /// ```
 pub fn task_figures(
     m: &TaskMetrics,
@@ -106,9 +109,14 @@ pub fn task_figures(
         (Some(w), None) => w,
         (None, u) => u.unwrap_or(0.0),
     };
-    let capacity = match execute_latency_ms {
-        Some(ms) if seconds > 0.0 => Some(executed * ms / (seconds * 1000.0)),
+    let busy_ms = if m.keys().any(|k| k.starts_with("__execute-time-ns/")) {
+        Some(sum(m, "__execute-time-ns/") / 1e6)
+    } else {
+        execute_latency_ms.map(|ms| executed * ms)
+    };
+    let capacity = match busy_ms {
         _ if spout => None,
+        Some(ms) if seconds > 0.0 => Some(ms / (seconds * 1000.0)),
         _ => Some(0.0),
     };
     Figures {
@@ -223,11 +231,17 @@ mod tests {
         );
         assert_eq!(f.process_latency_ms, Some(2.0));
         assert_eq!(f.complete_latency_ms, None);
-        assert_eq!(f.capacity, Some(0.08), "400 × 2 ms / 10 s");
+        assert_eq!(f.capacity, Some(0.08), "estimated: 400 × 2 ms / 10 s");
         assert_eq!(f.cpu_ms, 250.0);
         // a task up for 5 s of a 10-s window
         let young = task_figures(&t, Some(10.0), Some(5.0), &fanout, false);
         assert_eq!(young.capacity, Some(0.16));
+        // measured time in execute wins over the estimate
+        let mut measured = t.clone();
+        measured.insert("__execute-time-ns/a".into(), 6e9);
+        measured.insert("__execute-time-ns/b".into(), 3e9);
+        let f = task_figures(&measured, Some(10.0), None, &fanout, false);
+        assert_eq!(f.capacity, Some(0.9));
     }
 
     #[test]

@@ -56,6 +56,7 @@ fn aggregation_follows_heron_names() {
         "__server/__bytes_from_stmgrs",
         "__time_spent_back_pressure_by_compid/container_1_slow_3",
         "__cpu-time-ms",
+        "__execute-time-ns/default",
     ] {
         assert_eq!(Aggregation::of(sum), Aggregation::Sum, "{sum}");
     }
