@@ -201,7 +201,8 @@ fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
 }
 
 /// The controls deactivate and activate a running WordCount through the heron CLI, only with
-/// the topology's token; the spouts stop emitting and start again.
+/// the topology's token (the spouts stop emitting and start again), restart a container (its
+/// tasks count a restart), scale a component and kill the topology.
 #[test]
 fn controls_need_the_token_and_act_through_the_cli() {
     let mut env = TestEnv::new();
@@ -243,4 +244,59 @@ fn controls_need_the_token_and_act_through_the_cli() {
     wait_for(Duration::from_secs(30), "the spouts to emit again", || {
         (recent_emits(addr, 3) > 0.0).then_some(())
     });
+
+    // Restart container 1: its tasks' processes start again, counted as restarts.
+    let restarted = post(
+        addr,
+        &format!("/topologies/restart?{Q}&container=1"),
+        Some(&token),
+    );
+    assert_eq!(restarted.status, 200, "{}", restarted.body);
+    assert!(
+        restarted.body.contains("restarted container 1"),
+        "{}",
+        restarted.body
+    );
+    wait_for(
+        Duration::from_secs(60),
+        "container 1's tasks to count a restart",
+        || {
+            let c = ok(addr, &format!("/topologies/component?{Q}&component=split"));
+            let rows = c["instances"].as_array()?.clone();
+            let restarts = |container: &str| -> Vec<f64> {
+                rows.iter()
+                    .filter(|r| r["container"] == container)
+                    .filter_map(|r| r["restarts"].as_f64())
+                    .collect()
+            };
+            (restarts("1") == [1.0] && restarts("2") == [0.0]).then_some(())
+        },
+    );
+
+    // Scale split to 3 tasks (a new packing plan), then kill: both through the CLI.
+    let scaled = post(
+        addr,
+        &format!("/topologies/update?{Q}&component_parallelism=split:3"),
+        Some(&token),
+    );
+    assert_eq!(scaled.status, 200, "{}", scaled.body);
+    wait_for(Duration::from_secs(90), "split to run 3 tasks", || {
+        let s = get(addr, &format!("/topologies/summary?{Q}"));
+        (s.status == 200 && s.json()["components"]["split"]["parallelism"] == 3).then_some(())
+    });
+    let unscaled = post(
+        addr,
+        &format!("/topologies/update?{Q}&component_parallelism=split:0"),
+        Some(&token),
+    );
+    assert_eq!(unscaled.status, 400, "{}", unscaled.body);
+    let killed = post(addr, &format!("/topologies/kill?{Q}"), Some(&token));
+    assert_eq!(killed.status, 200, "{}", killed.body);
+    let states = ok(addr, "/topologies/states");
+    assert!(
+        states["local"]
+            .get("default")
+            .is_none_or(|e| e.get("WordCount").is_none()),
+        "{states}"
+    );
 }

@@ -267,12 +267,20 @@ const INSTANCE_METRICS: [(&str, &str); 4] = [
 
 /// An instance's cumulative counts from its counters file: the per-stream `__emit-count/*`,
 /// `__execute-count/*`, `__ack-count/*` and `__fail-count/*` lines when it has them, else its
-/// totals on stream `default`.
+/// totals on stream `default`. A bolt's `__execute-count/<stream>` is its executor's count of
+/// executed tuples (`count:__execute-latency/<stream>`) when the file has it.
 pub fn instance_metrics(counters: &HashMap<String, u64>) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = counters
         .iter()
         .filter(|(k, _)| k.starts_with("__"))
-        .map(|(k, v)| (k.clone(), *v))
+        .map(|(k, v)| {
+            // executed as Heron counts it, when `execute` returned (the executor's count of
+            // execute latencies), rather than when the gateway handed the tuple over
+            let done = k
+                .strip_prefix("__execute-count/")
+                .and_then(|s| counters.get(&format!("count:{EXECUTE_LATENCY}{s}")));
+            (k.clone(), *done.unwrap_or(v))
+        })
         .collect();
     for (key, name) in INSTANCE_METRICS {
         let prefix = &name[..name.find('/').map_or(name.len(), |i| i + 1)];
@@ -581,6 +589,23 @@ mod tests {
             vec![("__memory-rss-kb", 7_000), ("__restarts", 2)]
         );
         assert!(instance_metrics(&c).contains(&("__cpu-time-ms".to_string(), 120)));
+        let bolt: HashMap<String, u64> = [
+            ("__execute-count/default", 900),
+            ("count:__execute-latency/default", 700),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(
+            instance_metrics(&bolt),
+            vec![
+                ("__ack-count/default".to_string(), 0),
+                ("__emit-count/default".to_string(), 0),
+                ("__execute-count/default".to_string(), 700),
+                ("__fail-count/default".to_string(), 0),
+            ],
+            "executed when execute returned, not when handed over"
+        );
         assert!(!instance_metrics(&c)
             .iter()
             .any(|(k, _)| k.contains("gauge")));

@@ -79,9 +79,9 @@ fn latency_ms(m: &TaskMetrics, latency: &str, weight: &str) -> Option<f64> {
 /// use heron_tracker::figures::{task_figures, TaskMetrics};
 /// let m: TaskMetrics = [("__execute-count/default".to_string(), 30_000.0),
 ///     ("__execute-latency/default".to_string(), 1_500_000.0),
-///     ("__execute-time-ns/default".to_string(), 54e9)].into();
+///     ("__execute-time-ns/default".to_string(), 54.9e9)].into();
 /// let f = task_figures(&m, Some(60.0), None, &Default::default(), false);
-/// assert_eq!(f.capacity, Some(0.9)); // 54 s executing in 60 s
+/// assert_eq!(f.capacity, Some(0.9)); // 54.9 s executing in 60 s (+ the current second)
 /// ```
 pub fn task_figures(
     m: &TaskMetrics,
@@ -114,9 +114,11 @@ pub fn task_figures(
     } else {
         execute_latency_ms.map(|ms| executed * ms)
     };
+    // The window's buckets include the current second, and the uptime gauge is up to one
+    // publication old: one more second in the denominator.
     let capacity = match busy_ms {
         _ if spout => None,
-        Some(ms) if seconds > 0.0 => Some(ms / (seconds * 1000.0)),
+        Some(ms) if seconds > 0.0 => Some(ms / ((seconds + 1.0) * 1000.0)),
         _ => Some(0.0),
     };
     Figures {
@@ -220,7 +222,7 @@ mod tests {
             ("__cpu-time-ms", 250.0),
         ]);
         let fanout = [("default".to_string(), 3.0)].into();
-        let f = task_figures(&t, Some(10.0), Some(100.0), &fanout, false);
+        let f = task_figures(&t, Some(9.0), Some(100.0), &fanout, false);
         assert_eq!(f.emitted, 100.0);
         assert_eq!(f.transferred, 300.0);
         assert_eq!(f.executed, 400.0);
@@ -231,16 +233,16 @@ mod tests {
         );
         assert_eq!(f.process_latency_ms, Some(2.0));
         assert_eq!(f.complete_latency_ms, None);
-        assert_eq!(f.capacity, Some(0.08), "estimated: 400 × 2 ms / 10 s");
+        assert_eq!(f.capacity, Some(0.08), "estimated: 400 × 2 ms / (9 + 1) s");
         assert_eq!(f.cpu_ms, 250.0);
         // a task up for 5 s of a 10-s window
-        let young = task_figures(&t, Some(10.0), Some(5.0), &fanout, false);
+        let young = task_figures(&t, Some(10.0), Some(4.0), &fanout, false);
         assert_eq!(young.capacity, Some(0.16));
         // measured time in execute wins over the estimate
         let mut measured = t.clone();
         measured.insert("__execute-time-ns/a".into(), 6e9);
         measured.insert("__execute-time-ns/b".into(), 3e9);
-        let f = task_figures(&measured, Some(10.0), None, &fanout, false);
+        let f = task_figures(&measured, Some(9.0), None, &fanout, false);
         assert_eq!(f.capacity, Some(0.9));
     }
 
