@@ -229,6 +229,9 @@ fn controls_need_the_token_and_act_through_the_cli() {
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert!(recent_emits(addr, 5) > 0.0, "still emitting after refusals");
     let token = topology_secret(&env, "WordCount").bearer_token();
+    let printed = env.heron_in("token", "local", &[], &["WordCount"]);
+    assert!(printed.status.success(), "heron token: {printed:?}");
+    assert_eq!(String::from_utf8_lossy(&printed.stdout).trim(), token);
     let done = post(addr, &format!("/topologies/deactivate?{Q}"), Some(&token));
     assert_eq!(done.status, 200, "{}", done.body);
     assert!(done.body.contains("deactivated"), "{}", done.body);

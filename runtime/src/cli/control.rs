@@ -20,6 +20,29 @@ pub fn activate(args: TopologyArgs, on: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `heron token`: prints the topology's controller token (what the tracker page's controls
+/// and the tmaster's controller want as `Authorization: Bearer <token>`).
+pub fn token(args: TopologyArgs) -> anyhow::Result<()> {
+    let r = resolve(&args.common)?;
+    let name = &args.topology;
+    let state = r
+        .state_manager
+        .open()
+        .with_context(|| format!("opening the state manager {}", r.state_manager))?;
+    let Some(topology) = state.get_topology(name)? else {
+        bail!(
+            "no topology named {name} in cluster {} ({})",
+            r.target.cluster,
+            state.describe()
+        );
+    };
+    match topology_secret(&r, name, &topology)? {
+        Some(secret) => println!("{}", secret.bearer_token()),
+        None => bail!("topology {name} does not require authentication: it has no token"),
+    }
+    Ok(())
+}
+
 /// Sends `/<path>?topologyid=<id>&<extra>` to the topology's tmaster; fails with the
 /// controller's answer unless it is 200.
 pub fn controller_request(

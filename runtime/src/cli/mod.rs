@@ -49,6 +49,9 @@ pub enum Command {
     Update(UpdateArgs),
     /// List a cluster's topologies and their state: heron list CLUSTER
     List(ClusterArgs),
+    /// Print a topology's controller token (for the tracker page's controls):
+    /// heron token CLUSTER[/ROLE[/ENV]] TOPOLOGY
+    Token(TopologyArgs),
     /// Print the version.
     Version,
 }
@@ -165,7 +168,9 @@ where
     };
     let verbose = match &cli.command {
         Command::Submit(a) => a.common.verbose,
-        Command::Kill(a) | Command::Activate(a) | Command::Deactivate(a) => a.common.verbose,
+        Command::Kill(a) | Command::Activate(a) | Command::Deactivate(a) | Command::Token(a) => {
+            a.common.verbose
+        }
         Command::Restart(a) => a.common.verbose,
         Command::Update(a) => a.common.verbose,
         Command::List(a) => a.verbose,
@@ -180,6 +185,7 @@ where
         Command::Restart(args) => control::restart(args),
         Command::Update(args) => update::run(args),
         Command::List(args) => list::run(args),
+        Command::Token(args) => control::token(args),
         Command::Version => {
             println!("heron-rs {}", heron_scheduler::VERSION);
             Ok(())
