@@ -13,7 +13,9 @@ mod cdp;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{example, local_tracker, submit_slow_bolt, topology_secret, wait_for, TestEnv};
+use support::{
+    local_tracker, submit_slow_bolt, submit_word_count, topology_secret, wait_for, TestEnv,
+};
 
 fn target_dir() -> PathBuf {
     // target/<profile>/deps/<test> -> target/
@@ -70,12 +72,7 @@ fn tracker_page_in_headless_chromium() {
         return;
     };
     let mut env = TestEnv::new();
-    let submitted = env.submit(
-        "WordCount",
-        &example("word_count"),
-        &["--containers", "2", "--parallelism", "2"],
-    );
-    assert!(submitted.status.success(), "submit failed");
+    submit_word_count(&mut env, &[]);
     let tracker = local_tracker(&env);
     let url = format!(
         "{}?cluster=local&environ=default&topology=WordCount&window=60",
@@ -206,21 +203,10 @@ fn tracker_page_views_of_a_slow_bolt() {
         return;
     };
     let mut env = TestEnv::new();
-    let submitted = env.submit(
-        "WordCount",
-        &example("word_count"),
-        &[
-            "--containers",
-            "2",
-            "--parallelism",
-            "2",
-            "--slow-count-us",
-            "1000",
-            "--error-every",
-            "2000",
-        ],
+    submit_word_count(
+        &mut env,
+        &["--slow-count-us", "1000", "--error-every", "2000"],
     );
-    assert!(submitted.status.success(), "submit failed");
     let tracker = local_tracker(&env);
     let base = format!(
         "{}?cluster=local&environ=default&topology=WordCount&window=60",

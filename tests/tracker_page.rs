@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::http::{get, post};
-use support::{example, local_tracker, topology_secret, wait_for, TestEnv};
+use support::{local_tracker, submit_word_count, topology_secret, wait_for, TestEnv};
 
 const Q: &str = "cluster=local&environ=default&topology=WordCount";
 
@@ -41,21 +41,10 @@ fn recent_emits(addr: SocketAddr, secs: u32) -> f64 {
 #[test]
 fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
     let mut env = TestEnv::new();
-    let submitted = env.submit(
-        "WordCount",
-        &example("word_count"),
-        &[
-            "--containers",
-            "2",
-            "--parallelism",
-            "2",
-            "--slow-count-us",
-            "1000",
-            "--error-every",
-            "2000",
-        ],
+    submit_word_count(
+        &mut env,
+        &["--slow-count-us", "1000", "--error-every", "2000"],
     );
-    assert!(submitted.status.success(), "submit failed");
     let addr = local_tracker(&env).addr;
 
     // The summary: the slow bolt's capacity is close to 1, the others' lower (once back
@@ -206,12 +195,7 @@ fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
 #[test]
 fn controls_need_the_token_and_act_through_the_cli() {
     let mut env = TestEnv::new();
-    let submitted = env.submit(
-        "WordCount",
-        &example("word_count"),
-        &["--containers", "2", "--parallelism", "2"],
-    );
-    assert!(submitted.status.success(), "submit failed");
+    submit_word_count(&mut env, &[]);
     let addr = local_tracker(&env).addr;
     wait_for(Duration::from_secs(60), "the spouts to emit", || {
         (recent_emits(addr, 5) > 0.0).then_some(())

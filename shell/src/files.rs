@@ -62,6 +62,20 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf, FileError> {
     Ok(root.join(rel_path))
 }
 
+/// [`FileError::NotFound`] or [`FileError::Io`] for `source`, about `rel`.
+fn io_error(rel: &str, source: std::io::Error) -> FileError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        FileError::NotFound {
+            path: rel.to_string(),
+        }
+    } else {
+        FileError::Io {
+            path: rel.to_string(),
+            source,
+        }
+    }
+}
+
 /// One page of a file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Page {
@@ -78,18 +92,7 @@ pub struct Page {
 /// Reads up to `length` bytes (at most [`MAX_PAGE`]) of `path` from `offset`; a negative
 /// `offset` reads the last `length` bytes (Heron shell's tail).
 pub fn read_page(path: &Path, rel: &str, offset: i64, length: u64) -> Result<Page, FileError> {
-    let io = |source: std::io::Error| {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            FileError::NotFound {
-                path: rel.to_string(),
-            }
-        } else {
-            FileError::Io {
-                path: rel.to_string(),
-                source,
-            }
-        }
-    };
+    let io = |source| io_error(rel, source);
     let mut f = fs::File::open(path).map_err(io)?;
     let size = f.metadata().map_err(io)?.len();
     let length = length.min(MAX_PAGE);
@@ -121,18 +124,7 @@ pub struct Entry {
 
 /// The entries of directory `path`, sorted by name (a file gives itself).
 pub fn list(path: &Path, rel: &str) -> Result<Vec<Entry>, FileError> {
-    let io = |source: std::io::Error| {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            FileError::NotFound {
-                path: rel.to_string(),
-            }
-        } else {
-            FileError::Io {
-                path: rel.to_string(),
-                source,
-            }
-        }
-    };
+    let io = |source| io_error(rel, source);
     let meta = fs::metadata(path).map_err(io)?;
     let entry = |name: String, m: &fs::Metadata| Entry {
         name,

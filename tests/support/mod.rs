@@ -280,6 +280,16 @@ pub fn local_tracker(env: &TestEnv) -> heron_tracker::BackgroundTracker {
         .expect("start the tracker")
 }
 
+/// Submits the WordCount example (2 containers, parallelism 2, then `extra`, e.g.
+/// `--slow-count-us 1000`); the submit must succeed.
+#[allow(dead_code)] // not every test binary runs a WordCount
+pub fn submit_word_count(env: &mut TestEnv, extra: &[&str]) {
+    let mut args = vec!["--containers", "2", "--parallelism", "2"];
+    args.extend_from_slice(extra);
+    let submitted = env.submit("WordCount", &example("word_count"), &args);
+    assert_ok(&submitted, "heron submit WordCount");
+}
+
 /// Submits the test topology `binary` as `name` with `--out-dir <HOME>/<dir>` (created and
 /// returned) followed by `args`; the submit must succeed.
 pub fn submit_with_out_dir(
