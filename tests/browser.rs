@@ -220,8 +220,7 @@ fn tracker_page_views_of_a_slow_bolt() {
         || {
             let s = summary(&mut b);
             let count = number(&s["table"]["count"]["capacity"]);
-            (count >= 0.8
-                && count <= 1.1
+            ((0.8..=1.1).contains(&count)
                 && number(&s["table"]["split"]["capacity"]) < 0.5
                 && s["backpressureCauses"] == serde_json::json!(["count"]))
             .then_some(s)
