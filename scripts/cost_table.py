@@ -46,6 +46,10 @@ STEPS = [
 ]
 
 
+# Seconds of steady state before sampling (the bench's own warm-up is as long).
+WARM = 6.0
+
+
 def role_of(pid):
     try:
         args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
@@ -141,19 +145,14 @@ def free_port():
 def profile_timely(a):
     """The bench's timely peer (two `bench timely-worker` processes) under perf: the same
     shape as `profile`, the role being `timely worker`."""
-    warm = 6.0
-    duration_ms = int((warm + a.seconds + 4) * 1000)
+    duration_ms = int((WARM + a.seconds + 4) * 1000)
     addrs = ",".join(f"127.0.0.1:{free_port()}" for _ in range(2))
     workers = [subprocess.Popen(
         [a.bench, "timely-worker", "--process", str(i), "--addresses", addrs,
-         "--duration-ms", str(duration_ms), "--warmup-ms", str(int(warm * 1000))],
+         "--duration-ms", str(duration_ms), "--warmup-ms", str(int(WARM * 1000))],
         stdout=subprocess.PIPE, text=True) for i in range(2)]
-    time.sleep(warm)
-    data = f"/tmp/cost-table-{os.getpid()}.perf"
-    subprocess.run(
-        ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(a.freq), "-o", data,
-         "-p", ",".join(str(w.pid) for w in workers), "--", "sleep", str(a.seconds)],
-        check=True, stderr=subprocess.DEVNULL)
+    time.sleep(WARM)
+    data = record(a, [w.pid for w in workers])
     words = 0.0
     for w in workers:
         out, _ = w.communicate(timeout=duration_ms / 1000 + 60)
@@ -161,6 +160,16 @@ def profile_timely(a):
         words += float(f[f.index("words") + 1]) / float(f[f.index("secs") + 1])
     pids = {w.pid: "timely worker" for w in workers}
     return words, *samples(a, data, pids, words * a.seconds)
+
+
+def record(a, pids):
+    """`perf record` of these processes for `a.seconds`; the data file's path."""
+    data = f"/tmp/cost-table-{os.getpid()}.perf"
+    subprocess.run(
+        ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(a.freq), "-o", data,
+         "-p", ",".join(map(str, pids)), "--", "sleep", str(a.seconds)],
+        check=True, stderr=subprocess.DEVNULL)
+    return data
 
 
 def samples(a, data, pids, window_words):
@@ -186,11 +195,10 @@ def samples(a, data, pids, window_words):
 
 def profile(a):
     """One bench run under perf: (words/s, {(role, step): ns/word}, {(role, sym): ns/word})."""
-    warm = 6.0
-    duration = int(warm + a.seconds + 6)
+    duration = int(WARM + a.seconds + 6)
     bench = subprocess.Popen(
         [a.bench, "--topology", a.topology, "--reliability", a.reliability,
-         "--duration", f"{duration}s", "--warmup", f"{int(warm)}s", "--json", *a.extra],
+         "--duration", f"{duration}s", "--warmup", f"{int(WARM)}s", "--json", *a.extra],
         stdout=subprocess.PIPE, text=True)
     deadline = time.time() + 30
     pids = {}
@@ -202,13 +210,9 @@ def profile(a):
     if not pids:
         bench.kill()
         sys.exit("no topology processes appeared within 30 s")
-    time.sleep(warm)
+    time.sleep(WARM)
     pids = topology_pids()
-    data = f"/tmp/cost-table-{os.getpid()}.perf"
-    subprocess.run(
-        ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(a.freq), "-o", data,
-         "-p", ",".join(map(str, pids)), "--", "sleep", str(a.seconds)],
-        check=True, stderr=subprocess.DEVNULL)
+    data = record(a, pids)
     out, _ = bench.communicate(timeout=duration + 60)
     result = json.loads(out)
     words = result.get("words_per_sec") or result.get("tuples_per_sec")
