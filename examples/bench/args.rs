@@ -109,6 +109,8 @@ pub struct Options {
     pub python: String,
     /// `heron-rs.tls.enabled`: TLS on the links between daemons.
     pub tls: bool,
+    /// Extra topology config (`--conf KEY=VALUE`), set last.
+    pub conf: Vec<(String, String)>,
 }
 
 /// The usage text (`--help`).
@@ -127,6 +129,8 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --python PATH                  the Python of the multilang topologies' pystorm bolts
                                  (default python3; it must import pystorm)
   --tls                          TLS on the links between daemons (heron-rs.tls.enabled)
+  --conf KEY=VALUE               any topology config, e.g. the back-pressure watermarks
+                                 (heron.streammgr.network.backpressure.highwatermark.mb); repeatable
   --json                         print one JSON object instead of a summary
   --peer timely                  then run timely's word count and compare (word-count only;
                                  with --rate, timely gets the same cap and its latency is shown)";
@@ -151,6 +155,7 @@ impl Options {
             checkpoint_interval: Duration::from_secs(10),
             python: "python3".to_string(),
             tls: false,
+            conf: Vec::new(),
         };
         let mut warmup_given = false;
         let mut it = args.iter();
@@ -202,6 +207,14 @@ impl Options {
                     o.checkpoint_interval = d;
                 }
                 "--python" => o.python = value()?,
+                "--conf" => {
+                    let kv = value()?;
+                    let (k, v) = kv
+                        .split_once('=')
+                        .filter(|(k, _)| !k.is_empty())
+                        .ok_or_else(|| format!("--conf needs KEY=VALUE, not {kv:?}"))?;
+                    o.conf.push((k.to_string(), v.to_string()));
+                }
                 "--json" if inline.is_none() => o.json = true,
                 "--tls" if inline.is_none() => o.tls = true,
                 "--peer" | "--compare" => {
@@ -257,6 +270,9 @@ impl Options {
         if self.tls {
             c.set("heron-rs.tls.enabled", "true");
         }
+        for (k, v) in &self.conf {
+            c.set(k.as_str(), v.as_str());
+        }
         c
     }
 
@@ -307,5 +323,31 @@ mod tests {
         assert!(e.contains("--rate"), "{e}");
         let e = parse(&["--topology", "const-null", "--duration"]).unwrap_err();
         assert!(e.contains("--duration"), "{e}");
+        let e = parse(&["--topology", "const-null", "--conf", "novalue"]).unwrap_err();
+        assert!(e.contains("KEY=VALUE") && e.contains("novalue"), "{e}");
+        let e = parse(&["--topology", "const-null", "--conf", "=1"]).unwrap_err();
+        assert!(e.contains("--conf"), "{e}");
+    }
+
+    #[test]
+    fn conf_pairs_reach_the_topology_config_last() {
+        let key = "heron.streammgr.network.backpressure.highwatermark.mb";
+        let o = parse(&[
+            "--topology",
+            "word-count",
+            "--conf",
+            &format!("{key}=0.5"),
+            "--conf=topology.max.spout.pending=7",
+            "--max-spout-pending",
+            "100",
+        ])
+        .unwrap();
+        let c = o.config();
+        assert_eq!(c.get(key), Some("0.5"));
+        assert_eq!(
+            c.get(heron::Config::TOPOLOGY_MAX_SPOUT_PENDING),
+            Some("7"),
+            "--conf wins over the options it repeats"
+        );
     }
 }
