@@ -15,8 +15,10 @@ use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
 
 /// How long the executor waits on an idle queue before looking at its timers again.
 pub(crate) const IDLE_WAIT: Duration = Duration::from_millis(1);
-/// Output is flushed once it reaches about this many bytes.
-pub(crate) const FLUSH_BYTES: usize = 64 << 10;
+/// Output is flushed once it reaches about this many bytes (about 500 sentences or 1,500
+/// words: small enough that a batch is not a latency of its own, large enough that
+/// a flush costs little per tuple).
+pub(crate) const FLUSH_BYTES: usize = 32 << 10;
 
 /// What both loops share: the queues and the counters file.
 pub(crate) struct Shared<'a> {
@@ -30,6 +32,11 @@ impl Shared<'_> {
     /// `true` when the out-queue has room for another batch.
     pub fn out_has_room(&self) -> bool {
         !self.out_tx.is_full()
+    }
+
+    /// Sleeps until the out-queue has room, or at most until `deadline`.
+    pub fn wait_for_out_room(&self, deadline: Instant) {
+        self.out_tx.wait_for_room(deadline);
     }
 
     /// Takes the emitter's output (Heron packets: data sets before the control set) and queues
@@ -46,16 +53,19 @@ impl Shared<'_> {
         if !emitter.has_output() {
             return Ok(());
         }
+        let frames = emitter.take_frames();
+        let n = frames.len();
         self.out_tx
-            .send(emitter.take_frames())
+            .send_weighted(frames, n)
             .map_err(|_| InstanceError::Disconnected)
     }
 
     /// Queues already framed packets (stateful-processing messages) for the writer, after
     /// everything queued before; blocks while the out-queue is full.
     pub fn send_frames(&mut self, frames: Bytes) -> Result<(), InstanceError> {
+        let n = frames.len();
         self.out_tx
-            .send(frames)
+            .send_weighted(frames, n)
             .map_err(|_| InstanceError::Disconnected)
     }
 

@@ -6,7 +6,7 @@ use std::net::{Shutdown, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
-use crate::queue::{bounded, QueueRx, QueueTx};
+use crate::queue::{bounded_bytes, QueueRx, QueueTx};
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::{encode_message, HeronCodec, ReqId};
 use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
@@ -64,7 +64,7 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
 /// Send and receive buffer size of the connection to the stream manager, the size the stream
 /// manager gives its side (heron-stmgr's `net` module says why the buffers are fixed: the
 /// kernel's share of a backlog is invisible to back pressure).
-const DATA_SOCKET_BUFFER: usize = 256 * 1024;
+const DATA_SOCKET_BUFFER: usize = 128 * 1024;
 
 /// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.
 fn tune_socket(stream: &std::net::TcpStream) -> std::io::Result<()> {
@@ -185,10 +185,12 @@ pub(crate) struct Gateway {
 impl Gateway {
     /// Starts the reader and writer threads on a registered connection.
     pub fn start(reg: Registered, options: &RunOptions) -> Result<Gateway, InstanceError> {
-        let (in_tx, in_rx) = bounded::<InBatch>(options.in_queue_capacity.max(1));
-        let (out_tx, out_rx) = bounded::<Bytes>(options.out_queue_capacity.max(1));
+        let (in_tx, in_rx) =
+            bounded_bytes::<InBatch>(options.in_queue_capacity, options.in_queue_bytes);
+        let (out_tx, out_rx) =
+            bounded_bytes::<Bytes>(options.out_queue_capacity, options.out_queue_bytes);
         if !reg.initial.is_empty() {
-            in_tx.send(reg.initial).expect("receiver alive");
+            in_tx.send_weighted(reg.initial, 0).expect("receiver alive");
         }
         let read_stream = reg.stream.try_clone()?;
         let write_stream = reg.stream.try_clone()?;
@@ -244,9 +246,11 @@ fn reader_loop(
     let mut scratch = vec![0u8; READ_CHUNK];
     loop {
         let mut batch = InBatch::new();
+        let mut weight = 0;
         loop {
             match codec.decode_packet(&mut buf) {
                 Ok(Some(packet)) => {
+                    weight += packet.payload.len();
                     let before = batch.len();
                     if let Err(e) = inbound::decode(&packet, &mut batch) {
                         tracing::error!(error = %e, "malformed message from the stream manager; closing");
@@ -268,7 +272,7 @@ fn reader_loop(
                 }
             }
         }
-        if !batch.is_empty() && in_tx.send(batch).is_err() {
+        if !batch.is_empty() && in_tx.send_weighted(batch, weight).is_err() {
             return;
         }
         match read_some(&mut stream, &mut buf, &mut scratch) {

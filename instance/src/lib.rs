@@ -83,6 +83,10 @@ pub struct RunOptions {
     pub in_queue_capacity: usize,
     /// Bounded capacity (in batches) of the executor → gateway queue.
     pub out_queue_capacity: usize,
+    /// The gateway → executor queue is full once its batches hold this many bytes.
+    pub in_queue_bytes: usize,
+    /// The executor → gateway queue is full once its batches hold this many bytes.
+    pub out_queue_bytes: usize,
 }
 
 impl Default for RunOptions {
@@ -94,9 +98,18 @@ impl Default for RunOptions {
             metrics_interval: Duration::from_secs(1),
             in_queue_capacity: 16,
             out_queue_capacity: 32,
+            in_queue_bytes: QUEUE_BYTES,
+            out_queue_bytes: QUEUE_BYTES,
         }
     }
 }
+
+/// The byte budget of each queue between the gateway and the executor. At saturation every
+/// queue between a spout and the slowest bolt is full, so what the queues hold is the
+/// topology's queueing latency. 16 batches of up to 128 KiB (the budget before) let the
+/// queues of a flat-out word count hold about a second of words between them; 256 KiB is
+/// about 10 ms of a word count task's input (`docs/cost.md`).
+pub const QUEUE_BYTES: usize = 256 << 10;
 
 /// Heron's instance maximum packet size (`heron.instance.network.options.maximum.packetsize.bytes`).
 pub const MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;

@@ -8,7 +8,15 @@
 //! rate made ~55 k involuntary context switches a second, most of them such yields. Here a
 //! side that finds the queue empty (or full) parks at once on its own [`Parker`], and the other
 //! side unparks it after each send (or receive): one atomic swap when nobody sleeps.
+//!
+//! A queue also has a budget in bytes: it counts as full while the items in it weigh that
+//! much (an item is always taken when the queue holds nothing). Batches vary from a few
+//! tuples to tens of kilobytes, so a count of batches alone bounds nothing: at saturation
+//! every queue on the way from a spout to the slowest bolt is full, and what they hold is
+//! the topology's queueing latency.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
@@ -18,7 +26,9 @@ pub(crate) use crossbeam_channel::{RecvError, RecvTimeoutError, SendError};
 
 /// The sending end. Dropping it wakes a waiting receiver, which then sees the disconnection.
 pub(crate) struct QueueTx<T> {
-    tx: Sender<T>,
+    tx: Sender<(T, usize)>,
+    budget: Arc<Budget>,
+    max_bytes: usize,
     /// Where this side sleeps while the queue is full.
     parker: Parker,
     /// Wakes the receiver (last field: see [`Waker`]).
@@ -27,27 +37,44 @@ pub(crate) struct QueueTx<T> {
 
 /// The receiving end. Dropping it wakes a waiting sender, which then sees the disconnection.
 pub(crate) struct QueueRx<T> {
-    rx: Receiver<T>,
+    rx: Receiver<(T, usize)>,
+    budget: Arc<Budget>,
+    /// A sender blocked on a full queue is woken once the queue is down to these.
+    wake_items: usize,
+    wake_bytes: usize,
     /// Where this side sleeps while the queue is empty.
     parker: Parker,
     /// Wakes the sender (last field: see [`Waker`]).
     sender: Waker,
 }
 
-/// A queue that holds at most `capacity` items (at least one).
+/// A queue that holds at most `capacity` items (at least one), with no budget in bytes.
+#[cfg(test)]
 pub(crate) fn bounded<T>(capacity: usize) -> (QueueTx<T>, QueueRx<T>) {
+    bounded_bytes(capacity, usize::MAX)
+}
+
+/// A queue that holds at most `capacity` items (at least one) and is full while its items
+/// weigh `max_bytes` or more (see [`QueueTx::send_weighted`]).
+pub(crate) fn bounded_bytes<T>(capacity: usize, max_bytes: usize) -> (QueueTx<T>, QueueRx<T>) {
     let (tx, rx) = crossbeam_channel::bounded(capacity.max(1));
+    let budget = Arc::new(Budget::default());
     let (tx_parker, rx_parker) = (Parker::new(), Parker::new());
     let sender = Waker(tx_parker.unparker().clone());
     let receiver = Waker(rx_parker.unparker().clone());
     (
         QueueTx {
             tx,
+            budget: budget.clone(),
+            max_bytes,
             parker: tx_parker,
             receiver,
         },
         QueueRx {
             rx,
+            budget,
+            wake_items: capacity.max(1) / 2,
+            wake_bytes: max_bytes / 2,
             parker: rx_parker,
             sender,
         },
@@ -55,34 +82,77 @@ pub(crate) fn bounded<T>(capacity: usize) -> (QueueTx<T>, QueueRx<T>) {
 }
 
 impl<T> QueueTx<T> {
-    /// Queues `item`, sleeping while the queue is full; fails when the receiver is gone.
-    pub fn send(&self, mut item: T) -> Result<(), SendError<T>> {
+    /// Queues `item` (weight 0), sleeping while the queue is full; fails when the receiver
+    /// is gone.
+    #[cfg(test)]
+    pub fn send(&self, item: T) -> Result<(), SendError<T>> {
+        self.send_weighted(item, 0)
+    }
+
+    /// Queues `item`, which weighs `bytes`, sleeping while the queue is full; fails when the
+    /// receiver is gone.
+    pub fn send_weighted(&self, item: T, bytes: usize) -> Result<(), SendError<T>> {
+        while self.over_budget() {
+            if self.budget.closed.load(Ordering::Acquire) {
+                return Err(SendError(item));
+            }
+            if self.tx.is_empty() {
+                break; // the receiver took everything: the count is about to drop
+            }
+            self.parker.park_timeout(BUDGET_RECHECK);
+        }
+        let mut entry = (item, bytes);
         loop {
-            match self.tx.try_send(item) {
+            match self.tx.try_send(entry) {
                 Ok(()) => {
+                    self.budget.bytes.fetch_add(bytes, Ordering::Relaxed);
                     self.receiver.wake();
                     return Ok(());
                 }
-                Err(TrySendError::Disconnected(back)) => return Err(SendError(back)),
+                Err(TrySendError::Disconnected((back, _))) => return Err(SendError(back)),
                 Err(TrySendError::Full(back)) => {
-                    item = back;
+                    entry = back;
                     self.parker.park();
                 }
             }
         }
     }
 
+    fn over_budget(&self) -> bool {
+        self.budget.bytes.load(Ordering::Relaxed) >= self.max_bytes
+    }
+
     /// `true` when a send would have to wait.
     pub fn is_full(&self) -> bool {
-        self.tx.is_full()
+        self.tx.is_full() || (self.over_budget() && !self.tx.is_empty())
+    }
+
+    /// Sleeps until the queue has room, or at most until `deadline` (or a wake through
+    /// [`unparker`](Self::unparker)).
+    pub fn wait_for_room(&self, deadline: Instant) {
+        while self.is_full()
+            && Instant::now() < deadline
+            && !self.budget.closed.load(Ordering::Acquire)
+        {
+            self.parker.park_deadline(deadline);
+        }
     }
 }
 
 impl<T> QueueRx<T> {
     /// Takes an item if one is queued.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        let item = self.rx.try_recv()?;
-        self.sender.wake();
+        let (item, bytes) = self.rx.try_recv()?;
+        let left = if bytes > 0 {
+            self.budget.bytes.fetch_sub(bytes, Ordering::Relaxed) - bytes
+        } else {
+            self.budget.bytes.load(Ordering::Relaxed)
+        };
+        // Waking a full queue's sender for every item taken would make it add one item and
+        // sleep again, a wake-up per item; it is woken once half the queue is free.
+        if left <= self.wake_bytes && self.rx.len() <= self.wake_items {
+            self.sender.wake();
+        }
         Ok(item)
     }
 
@@ -142,6 +212,24 @@ impl<T> QueueRx<T> {
         }
     }
 }
+
+/// What both ends of a queue share: the weight of the queued items, and whether the receiver
+/// is gone (its queued items can no longer lighten).
+#[derive(Default)]
+struct Budget {
+    bytes: AtomicUsize,
+    closed: AtomicBool,
+}
+
+impl<T> Drop for QueueRx<T> {
+    fn drop(&mut self) {
+        // before the fields drop: the waker (last field) then wakes the sender, who sees it
+        self.budget.closed.store(true, Ordering::Release);
+    }
+}
+
+/// How often a sender waiting on the byte budget looks again (a receive wakes it sooner).
+const BUDGET_RECHECK: Duration = Duration::from_millis(1);
 
 /// Wakes the other side when dropped. It is the last field of each end, and fields drop in
 /// declaration order, so the channel end is gone by then and the woken side sees the
@@ -233,6 +321,60 @@ mod tests {
         let (tx, rx) = bounded::<u32>(1);
         tx.send(1).unwrap();
         let sender = spawn_asleep(LONG, move || tx.send(2));
+        drop(rx);
+        assert_eq!(sender.join().unwrap(), Err(SendError(2)));
+    }
+
+    #[test]
+    fn the_byte_budget_makes_a_queue_full_and_half_a_queue_frees_it() {
+        let (tx, rx) = bounded_bytes::<u32>(16, 100);
+        tx.send_weighted(1, 60).unwrap();
+        assert!(!tx.is_full(), "60 of 100 bytes");
+        tx.send_weighted(2, 60).unwrap();
+        assert!(tx.is_full(), "120 of 100 bytes");
+        let sender = spawn_asleep(LONG, move || {
+            tx.send_weighted(3, 10).unwrap();
+            tx
+        });
+        assert_eq!(rx.recv_timeout(LONG), Ok(1));
+        assert_eq!(rx.recv_timeout(LONG), Ok(2));
+        assert_eq!(rx.recv_timeout(LONG), Ok(3), "the sender was woken");
+        let tx = sender.join().unwrap();
+        assert!(!tx.is_full());
+    }
+
+    #[test]
+    fn an_item_over_the_budget_goes_into_an_empty_queue() {
+        let (tx, rx) = bounded_bytes::<u32>(4, 10);
+        tx.send_weighted(1, 1000).unwrap();
+        assert!(tx.is_full());
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert!(!tx.is_full(), "the weight went with the item");
+        tx.send_weighted(2, 1000).unwrap();
+        assert_eq!(rx.try_recv(), Ok(2));
+    }
+
+    #[test]
+    fn waiting_for_room_ends_at_the_deadline_or_when_the_receiver_takes() {
+        let (tx, rx) = bounded_bytes::<u32>(4, 10);
+        tx.send_weighted(1, 10).unwrap();
+        let start = Instant::now();
+        tx.wait_for_room(start + Duration::from_millis(20));
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert!(tx.is_full());
+        let waiter = spawn_asleep(LONG, move || {
+            tx.wait_for_room(Instant::now() + LONG);
+            tx
+        });
+        assert_eq!(rx.recv_timeout(LONG), Ok(1));
+        assert!(!waiter.join().unwrap().is_full());
+    }
+
+    #[test]
+    fn dropping_the_receiver_wakes_a_sender_blocked_on_the_byte_budget() {
+        let (tx, rx) = bounded_bytes::<u32>(4, 10);
+        tx.send_weighted(1, 10).unwrap();
+        let sender = spawn_asleep(LONG, move || tx.send_weighted(2, 1));
         drop(rx);
         assert_eq!(sender.join().unwrap(), Err(SendError(2)));
     }

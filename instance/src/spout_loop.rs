@@ -110,7 +110,12 @@ impl SpoutTask<'_, '_> {
             }
             self.shared.metrics.maybe_write(now, &self.emitter);
 
-            if !emitted && !got_input {
+            if !emitted && !got_input && self.running && !self.shared.out_has_room() {
+                // held back by the out-queue: wake as soon as the writer makes room
+                let until =
+                    earliest([Some(now + IDLE_WAIT), next_expiry]).expect("at least one instant");
+                self.shared.wait_for_out_room(until);
+            } else if !emitted && !got_input {
                 let wait = if self.running { IDLE_WAIT } else { PAUSED_WAIT };
                 let until = earliest([
                     Some(now + wait),

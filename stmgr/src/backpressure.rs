@@ -19,12 +19,13 @@ pub(crate) mod plan;
 
 /// Our defaults for `heron.streammgr.network.backpressure.highwatermark.mb` / `lowwatermark.mb`
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM
-/// daemon with a gigabyte of heap; a backlog is a memory cost, and 2 / 1 MB (tens of ms of
-/// word-count traffic on one connection) keeps a stream manager under 64 MB resident while
-/// leaving the spouts enough slack to run at full rate.
-pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 2 << 20;
+/// daemon with a gigabyte of heap. A backlog costs memory and, at saturation, latency: every
+/// queue between the spouts and the slowest bolt is full then. 1 MB / 512 KB is about 10 ms
+/// of word-count traffic on one connection; measured flat out (`docs/cost.md`), 2 / 1 MB
+/// together with larger queues elsewhere held about a second of words.
+pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 1 << 20;
 /// See [`DEFAULT_HIGH_WATERMARK`].
-pub(crate) const DEFAULT_LOW_WATERMARK: usize = 1 << 20;
+pub(crate) const DEFAULT_LOW_WATERMARK: usize = 512 << 10;
 
 /// The component set that stands for the whole topology.
 pub(crate) const ALL: &str = "*";

@@ -27,9 +27,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, info};
 
-/// Room in the event channel, in events (a read's worth of packets each).
-/// Bounded so that a core falling behind holds a few MB of reads, not hundreds.
-const EVENT_QUEUE: usize = 64;
+/// Room in the event channel, in events (a read's worth of packets each, at most a socket
+/// buffer). Bounded so that a core falling behind holds a few megabytes of reads: what waits
+/// here at saturation is queueing latency.
+const EVENT_QUEUE: usize = 32;
 /// How often the tuple counters are logged (at debug level) while there is traffic.
 const STATS_INTERVAL: Duration = Duration::from_secs(10);
 

@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::AsFd;
 
 /// Send and receive buffer size asked for (the kernel doubles it for its bookkeeping).
-pub(crate) const DATA_SOCKET_BUFFER: usize = 256 * 1024;
+pub(crate) const DATA_SOCKET_BUFFER: usize = 128 * 1024;
 
 /// Turns Nagle off and fixes the buffer sizes of a data connection.
 pub(crate) fn tune_data_socket<S: AsFd>(socket: &S) -> io::Result<()> {

@@ -128,20 +128,20 @@ fn watermarks_come_from_the_topology_config() {
     let p = plan_with(api::Grouping::All);
     assert_eq!(
         watermarks(&p),
-        (2 << 20, 1 << 20),
+        (1 << 20, 512 << 10),
         "our defaults (Heron: 100 / 50 MB)"
     );
     let p = with_config(
         p,
         &[
-            ("heron.streammgr.network.backpressure.highwatermark.mb", "2"),
+            ("heron.streammgr.network.backpressure.highwatermark.mb", "3"),
             (
                 "heron.streammgr.network.backpressure.lowwatermark.mb",
-                "0.5",
+                "0.25",
             ),
         ],
     );
-    assert_eq!(watermarks(&p), (2 << 20, 512 << 10));
+    assert_eq!(watermarks(&p), (3 << 20, 256 << 10));
 }
 
 /// Selective mode: spout 1 ("spout" → "bolt", tasks 3 here and 4 on stmgr-2) and, on
