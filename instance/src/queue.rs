@@ -103,16 +103,22 @@ impl<T> QueueTx<T> {
         }
         let mut entry = (item, bytes);
         loop {
+            // counted before it is visible: the receiver may take it at once, and must never
+            // take away more than was counted
+            self.budget.bytes.fetch_add(bytes, Ordering::Relaxed);
             match self.tx.try_send(entry) {
                 Ok(()) => {
-                    self.budget.bytes.fetch_add(bytes, Ordering::Relaxed);
                     self.receiver.wake();
                     return Ok(());
                 }
-                Err(TrySendError::Disconnected((back, _))) => return Err(SendError(back)),
+                Err(TrySendError::Disconnected((back, _))) => {
+                    self.budget.bytes.fetch_sub(bytes, Ordering::Relaxed);
+                    return Err(SendError(back));
+                }
                 Err(TrySendError::Full(back)) => {
+                    self.budget.bytes.fetch_sub(bytes, Ordering::Relaxed);
                     entry = back;
-                    self.parker.park();
+                    self.parker.park_timeout(BUDGET_RECHECK);
                 }
             }
         }
@@ -144,13 +150,15 @@ impl<T> QueueRx<T> {
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         let (item, bytes) = self.rx.try_recv()?;
         let left = if bytes > 0 {
+            // never below zero: a sender counts an item before sending it
             self.budget.bytes.fetch_sub(bytes, Ordering::Relaxed) - bytes
         } else {
             self.budget.bytes.load(Ordering::Relaxed)
         };
         // Waking a full queue's sender for every item taken would make it add one item and
         // sleep again, a wake-up per item; it is woken once half the queue is free.
-        if left <= self.wake_bytes && self.rx.len() <= self.wake_items {
+        let len = self.rx.len();
+        if len == 0 || (left <= self.wake_bytes && len <= self.wake_items) {
             self.sender.wake();
         }
         Ok(item)
@@ -228,7 +236,8 @@ impl<T> Drop for QueueRx<T> {
     }
 }
 
-/// How often a sender waiting on the byte budget looks again (a receive wakes it sooner).
+/// How often a sender waiting on a full queue looks again: a receive wakes it sooner, and
+/// this bounds the wait when that wake raced with the sender's own count.
 const BUDGET_RECHECK: Duration = Duration::from_millis(1);
 
 /// Wakes the other side when dropped. It is the last field of each end, and fields drop in
@@ -340,6 +349,23 @@ mod tests {
         assert_eq!(rx.recv_timeout(LONG), Ok(2));
         assert_eq!(rx.recv_timeout(LONG), Ok(3), "the sender was woken");
         let tx = sender.join().unwrap();
+        assert!(!tx.is_full());
+    }
+
+    #[test]
+    fn weighted_items_cross_threads_in_order_and_the_count_returns_to_zero() {
+        let (tx, rx) = bounded_bytes::<u32>(4, 50);
+        let producer = thread::spawn(move || {
+            for i in 0..20_000 {
+                tx.send_weighted(i, 1 + (i as usize % 40)).unwrap();
+            }
+            tx
+        });
+        for i in 0..20_000 {
+            assert_eq!(rx.recv_timeout(LONG), Ok(i));
+        }
+        let tx = producer.join().unwrap();
+        assert_eq!(rx.budget.bytes.load(Ordering::Relaxed), 0);
         assert!(!tx.is_full());
     }
 
