@@ -53,15 +53,11 @@ impl Shared<'_> {
         if !emitter.has_output() {
             return Ok(());
         }
-        let frames = emitter.take_frames();
-        let n = frames.len();
-        self.out_tx
-            .send_weighted(frames, n)
-            .map_err(|_| InstanceError::Disconnected)
+        self.send_frames(emitter.take_frames())
     }
 
-    /// Queues already framed packets (stateful-processing messages) for the writer, after
-    /// everything queued before; blocks while the out-queue is full.
+    /// Queues already framed packets (the emitter's output, stateful-processing messages) for
+    /// the writer, after everything queued before; blocks while the out-queue is full.
     pub fn send_frames(&mut self, frames: Bytes) -> Result<(), InstanceError> {
         let n = frames.len();
         self.out_tx
