@@ -4,7 +4,7 @@
 
 use crate::args::{Options, Reliability, Topology};
 use crate::procs::{self, ProcStat};
-use crate::record::{new_histogram, Snapshot};
+use crate::record::{new_histogram, now_ns, Snapshot};
 use crate::topology::{final_component, SPOUT};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +70,10 @@ pub struct Measured {
     pub processes_left: usize,
     /// Tasks whose bench file was missing at the baseline or the end.
     pub tasks_missing: usize,
+    /// Seconds from the submit call to the first tuple any final-bolt task received.
+    pub first_tuple_s: Option<f64>,
+    /// Seconds the submit call took (it returns once the physical plan is up).
+    pub submit_s: f64,
 }
 
 impl Measured {
@@ -84,7 +88,9 @@ impl Measured {
 
 /// Runs our topology as the options say. `args` are the user arguments every process gets.
 pub fn run(opts: &Options, args: &[String], stop: &AtomicBool) -> Result<Measured, String> {
+    let submit_ns = now_ns();
     let topology = heron::LocalTopology::submit_self(args).map_err(|e| format!("submit: {e}"))?;
+    let submit_s = now_ns().saturating_sub(submit_ns) as f64 / 1e9;
     let id = topology.id().to_string();
     let wd = topology.working_dir().to_path_buf();
     let sessions: Vec<i32> = topology
@@ -154,7 +160,22 @@ pub fn run(opts: &Options, args: &[String], stop: &AtomicBool) -> Result<Measure
     m.processes = processes;
     m.processes_base = processes_base;
     m.processes_left = left.len();
+    m.submit_s = submit_s;
+    m.first_tuple_s = first_tuple_after(opts.topology, &last, submit_ns);
     Ok(m)
+}
+
+/// Seconds from `submit_ns` to the earliest first tuple of the final bolt's tasks.
+fn first_tuple_after(
+    topology: Topology,
+    snapshots: &BTreeMap<i32, Snapshot>,
+    submit_ns: u64,
+) -> Option<f64> {
+    snapshots
+        .values()
+        .filter(|s| s.component == final_component(topology) && s.first_ns > 0)
+        .map(|s| s.first_ns.saturating_sub(submit_ns) as f64 / 1e9)
+        .reduce(f64::min)
 }
 
 /// Bench files of earlier topologies with the same working directory are not ours.
@@ -192,6 +213,8 @@ fn compare(
         processes_base: Vec::new(),
         processes_left: 0,
         tasks_missing: 0,
+        first_tuple_s: None,
+        submit_s: 0.0,
     };
     let mut complete = BTreeMap::new();
     let mut e2e = BTreeMap::new();
@@ -289,5 +312,25 @@ mod tests {
             m.end_to_end
         );
         assert_eq!(m.tasks_missing, 0);
+    }
+
+    #[test]
+    fn first_tuple_is_the_earliest_final_bolt_task_after_submit() {
+        let first = |component: &str, ns: u64| Snapshot {
+            first_ns: ns,
+            ..snap(component, 1, 1, 0, &[])
+        };
+        let all = BTreeMap::from([
+            (1, first(SPOUT, 1_100_000_000)),
+            (3, first("null", 1_900_000_000)),
+            (4, first("null", 1_700_000_000)),
+            (5, first("null", 0)), // none yet
+        ]);
+        let s = first_tuple_after(Topology::ConstNull, &all, 1_000_000_000).unwrap();
+        assert!((s - 0.7).abs() < 1e-9, "{s}");
+        assert_eq!(
+            first_tuple_after(Topology::ConstNull, &BTreeMap::new(), 0),
+            None
+        );
     }
 }

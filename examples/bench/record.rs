@@ -79,6 +79,9 @@ impl LatencyKind {
 /// (the final bolt's stall showed in the measured tail latency).
 pub struct Recorder {
     pub received: u64,
+    /// When the first tuple arrived ([`now_ns`]; 0: none yet): what `submit → first tuple`
+    /// is measured to.
+    first_ns: u64,
     pub emitted: u64,
     pub acked: u64,
     pub failed: u64,
@@ -90,6 +93,7 @@ pub struct Recorder {
 /// A task's counts and histogram as of `at_ns`, for the writer thread.
 struct Report {
     at_ns: u64,
+    first_ns: u64,
     received: u64,
     emitted: u64,
     acked: u64,
@@ -123,6 +127,9 @@ impl BenchFile {
             r.failed,
             self.kind.name()
         );
+        if r.first_ns > 0 {
+            let _ = writeln!(t, "first-ns {}", r.first_ns);
+        }
         for v in r.hist.iter_recorded() {
             let _ = writeln!(t, "hist {} {}", v.value_iterated_to(), v.count_at_value());
         }
@@ -171,6 +178,7 @@ impl Recorder {
             .map(|handle| (tx, handle));
         Recorder {
             received: 0,
+            first_ns: 0,
             emitted: 0,
             acked: 0,
             failed: 0,
@@ -186,6 +194,14 @@ impl Recorder {
             .saturating_record(now_ns.saturating_sub(from_ns).max(1));
     }
 
+    /// Counts `n` received tuples; the first ones are timed (a clock read, once).
+    pub fn receive(&mut self, n: u64) {
+        if self.received == 0 && n > 0 {
+            self.first_ns = now_ns();
+        }
+        self.received += n;
+    }
+
     /// Writes the file if the last write is a second old.
     pub fn maybe_write(&mut self, now_ns: u64) {
         if now_ns >= self.next_write_ns {
@@ -198,6 +214,7 @@ impl Recorder {
         self.next_write_ns = now_ns + WRITE_EVERY_NS;
         let report = Report {
             at_ns: now_ns,
+            first_ns: self.first_ns,
             received: self.received,
             emitted: self.emitted,
             acked: self.acked,
@@ -225,6 +242,8 @@ impl Drop for Recorder {
 pub struct Snapshot {
     pub component: String,
     pub at_ns: u64,
+    /// When the task received its first tuple (0: not yet).
+    pub first_ns: u64,
     pub received: u64,
     pub emitted: u64,
     pub acked: u64,
@@ -249,6 +268,7 @@ impl Snapshot {
                 "component" => s.component = value.to_string(),
                 "latency" => s.latency = value.to_string(),
                 "at-ns" => s.at_ns = num()?,
+                "first-ns" => s.first_ns = num()?,
                 "received" => s.received = num()?,
                 "emitted" => s.emitted = num()?,
                 "acked" => s.acked = num()?,
@@ -291,7 +311,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bench-record-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut r = Recorder::new(&dir.join(dir_for("t-1")), "count", 4, LatencyKind::EndToEnd);
-        r.received = 3;
+        let before = now_ns();
+        r.receive(2);
+        r.receive(1);
+        let after = now_ns();
         r.record_since(1_000, 11_000);
         r.record_since(1_000, 11_000);
         r.record_since(0, 5_000_000);
@@ -302,6 +325,11 @@ mod tests {
         assert_eq!(s.component, "count");
         assert_eq!((s.at_ns, s.received, s.latency.as_str()), (42, 3, "e2e"));
         assert_eq!(s.hist.values().sum::<u64>(), 3);
+        assert!(
+            (before..=after).contains(&s.first_ns),
+            "the first receive is timed, later ones are not: {} not in {before}..={after}",
+            s.first_ns
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -41,6 +41,8 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         "roles": roles_json(&m.processes, &m.processes_base),
         "shell": shell_json(&m.processes, &m.processes_base),
         "processes_left": m.processes_left,
+        "submit_s": round(m.submit_s, 3),
+        "submit_to_first_tuple_s": m.first_tuple_s.map(|s| round(s, 3)),
         "tasks_missing": m.tasks_missing,
     });
     let o = v.as_object_mut().expect("an object");
@@ -129,6 +131,13 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
         println!("  {}", latency_line("complete latency", &m.complete));
     }
     println!("  {}", latency_line("end-to-end latency", &m.end_to_end));
+    match m.first_tuple_s {
+        Some(first) => println!(
+            "  submit to the final bolt's first tuple: {first:.3} s (the submit call returned after {:.3} s)",
+            m.submit_s
+        ),
+        None => println!("  the final bolt received no tuple"),
+    }
     if let Some(roles) = v["roles"].as_object() {
         for (role, r) in roles {
             let per_s = |kind: &str| {

@@ -30,7 +30,7 @@ impl Sink<KeyValue<KeyedWindow<String>, (i64, i64)>> for WindowSink {
     fn put(&mut self, kv: KeyValue<KeyedWindow<String>, (i64, i64)>) {
         let Some(rec) = self.rec.as_mut() else { return };
         let (words, newest) = kv.value;
-        rec.received += words.max(0) as u64;
+        rec.receive(words.max(0) as u64);
         let now = now_ns();
         rec.record_since(newest as u64, now);
         rec.maybe_write(now);

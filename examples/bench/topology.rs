@@ -345,7 +345,7 @@ impl Bolt for FinalBolt {
             }
         }
         if let Some(rec) = self.rec.as_mut() {
-            rec.received += 1;
+            rec.receive(1);
             if rec.received % LATENCY_SAMPLE_EVERY == 0 {
                 let now = now_ns();
                 if let Some(ts) = input.get_i64(1) {

@@ -4,7 +4,7 @@
 use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::thread::{self, JoinHandle};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::queue::{bounded_bytes, QueueRx, QueueTx};
 use bytes::{Bytes, BytesMut};
@@ -30,9 +30,15 @@ pub(crate) struct Registered {
     max_packet_size: usize,
 }
 
+/// The first wait between connection attempts; it doubles with each failure up to
+/// `connect_retry_interval`. An instance usually starts a few milliseconds before its stream
+/// manager listens, and a fixed 1-s retry made one topology start in three take a second longer.
+const FIRST_CONNECT_RETRY: Duration = Duration::from_millis(5);
+
 fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, InstanceError> {
     let start = Instant::now();
     let mut attempts = 0u32;
+    let mut wait = FIRST_CONNECT_RETRY.min(options.connect_retry_interval);
     loop {
         attempts += 1;
         match TcpStream::connect(("127.0.0.1", config.stmgr_port)) {
@@ -44,9 +50,7 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
                 );
                 return Ok(s);
             }
-            Err(e)
-                if start.elapsed() + options.connect_retry_interval > options.connect_timeout =>
-            {
+            Err(e) if start.elapsed() + wait > options.connect_timeout => {
                 return Err(InstanceError::Connect {
                     port: config.stmgr_port,
                     waited: start.elapsed(),
@@ -55,7 +59,8 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
             }
             Err(e) => {
                 tracing::debug!(port = config.stmgr_port, error = %e, "stream manager not reachable yet");
-                thread::sleep(options.connect_retry_interval);
+                thread::sleep(wait);
+                wait = (wait * 2).min(options.connect_retry_interval);
             }
         }
     }

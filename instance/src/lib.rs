@@ -73,7 +73,7 @@ pub struct InstanceConfig {
 pub struct RunOptions {
     /// Give up connecting after this long.
     pub connect_timeout: Duration,
-    /// Wait this long between connection attempts.
+    /// The longest wait between connection attempts (the first waits are shorter and double).
     pub connect_retry_interval: Duration,
     /// Give up waiting for the registration response after this long.
     pub register_timeout: Duration,

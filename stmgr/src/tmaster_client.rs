@@ -69,10 +69,17 @@ pub(crate) struct TmasterClient {
     pub outgoing: mpsc::UnboundedReceiver<bytes::Bytes>,
 }
 
+/// The first wait before the tmaster location is read again; it doubles up to
+/// [`RECONNECT_INTERVAL`]. A stream manager usually starts a few milliseconds before its
+/// tmaster writes the location, and a fixed 1-s poll made one topology start in three take a
+/// second longer.
+const FIRST_LOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
 impl TmasterClient {
     /// Runs until the core goes away.
     pub async fn run(mut self) {
         let mut waiting_logged = false;
+        let mut location_poll = FIRST_LOCATION_POLL;
         loop {
             let instances = match self.instances.wait_for(Option::is_some).await {
                 Ok(v) => v.clone().unwrap_or_default(),
@@ -84,10 +91,12 @@ impl TmasterClient {
                     info!("waiting for the tmaster location of {}", self.topology_name);
                     waiting_logged = true;
                 }
-                tokio::time::sleep(RECONNECT_INTERVAL).await;
+                tokio::time::sleep(location_poll).await;
+                location_poll = (location_poll * 2).min(RECONNECT_INTERVAL);
                 continue;
             };
             waiting_logged = false;
+            location_poll = FIRST_LOCATION_POLL;
             let addr = format!("{}:{}", location.host, location.server_port);
             match self.session(&location, instances).await {
                 Err(SessionError::Shutdown) => return,
