@@ -10,7 +10,9 @@ use heron_proto::system::PhysicalPlan;
 use crate::gateway::Gateway;
 use crate::inbound::{InBatch, InMsg};
 use crate::metrics::MetricsWriter;
+use crate::outbound::Outbound;
 use crate::queue::{QueueRx, QueueTx};
+use crate::stream_metrics::StreamCounter;
 use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
 
 /// How long the executor waits on an idle queue before looking at its timers again.
@@ -25,6 +27,7 @@ pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
     pub in_rx: &'a QueueRx<InBatch>,
     out_tx: &'a QueueTx<Bytes>,
+    out: Outbound<'a>,
     pub metrics: MetricsWriter,
 }
 
@@ -56,13 +59,11 @@ impl Shared<'_> {
         self.send_frames(emitter.take_frames())
     }
 
-    /// Queues already framed packets (the emitter's output, stateful-processing messages) for
-    /// the writer, after everything queued before; blocks while the out-queue is full.
+    /// Sends already framed packets (the emitter's output, stateful-processing messages)
+    /// after everything sent before: through the socket when it takes them at once, else
+    /// through the writer's queue, blocking while that is full (`outbound.rs`).
     pub fn send_frames(&mut self, frames: Bytes) -> Result<(), InstanceError> {
-        let n = frames.len();
-        self.out_tx
-            .send_weighted(frames, n)
-            .map_err(|_| InstanceError::Disconnected)
+        self.out.send(frames)
     }
 
     /// Checks that the plan still assigns our task to our component; returns whether the
@@ -93,6 +94,12 @@ pub(crate) fn run(
         config,
         in_rx: &gateway.in_rx,
         out_tx: &gateway.out_tx,
+        out: Outbound::new(
+            &gateway.out_tx,
+            gateway.socket(),
+            gateway.written.clone(),
+            StreamCounter::new(crate::stream_metrics::current(), "emit"),
+        ),
         metrics: MetricsWriter::new(
             config.metrics_dir.clone(),
             &config.instance_id,

@@ -1,5 +1,6 @@
 //! The gateway: the TCP connection to the local stream manager, a socket reader thread and
-//! a socket writer thread.
+//! a socket writer thread (which writes what the executor could not write through itself,
+//! `outbound.rs`).
 
 use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -13,6 +14,7 @@ use heron_proto::stmgr::{RegisterInstanceRequest, RegisterInstanceResponse};
 use heron_proto::system::{Instance, InstanceInfo, StatusCode};
 
 use crate::inbound::{self, InBatch, InMsg};
+use crate::outbound::WrittenCount;
 use crate::stream_metrics::StreamCounter;
 use crate::{InstanceConfig, InstanceError, RunOptions};
 
@@ -182,6 +184,8 @@ pub(crate) struct Gateway {
     pub in_rx: QueueRx<InBatch>,
     /// Framed bytes for the stream manager.
     pub out_tx: QueueTx<Bytes>,
+    /// The chunks the writer has written and flushed.
+    pub written: WrittenCount,
     stream: TcpStream,
     reader: JoinHandle<()>,
     writer: JoinHandle<()>,
@@ -202,22 +206,30 @@ impl Gateway {
         let leftover = reg.leftover;
         let limit = reg.max_packet_size;
         let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
-        let emits = StreamCounter::new(crate::stream_metrics::current(), "emit");
+        let written = WrittenCount::default();
+        let writer_written = written.clone();
         let reader = thread::Builder::new()
             .name("gateway-reader".into())
             .spawn(move || reader_loop(read_stream, leftover, limit, in_tx, executes))
             .map_err(InstanceError::Thread)?;
         let writer = thread::Builder::new()
             .name("gateway-writer".into())
-            .spawn(move || writer_loop(write_stream, out_rx, emits))
+            .spawn(move || writer_loop(write_stream, out_rx, writer_written))
             .map_err(InstanceError::Thread)?;
         Ok(Gateway {
             in_rx,
             out_tx,
+            written,
             stream: reg.stream,
             reader,
             writer,
         })
+    }
+
+    /// Another handle on the connection, for the executor to write through (`None` if the
+    /// handle cannot be made: everything then goes through the writer).
+    pub fn socket(&self) -> Option<TcpStream> {
+        self.stream.try_clone().ok()
     }
 
     /// Closes the connection and waits for both threads.
@@ -228,6 +240,7 @@ impl Gateway {
             stream,
             reader,
             writer,
+            ..
         } = self;
         let _ = stream.shutdown(Shutdown::Both);
         drop(out_tx);
@@ -296,20 +309,24 @@ fn reader_loop(
     }
 }
 
-/// Writes framed batches, flushing whenever the queue is empty. Stops when the executor
-/// drops its end or on a write error (closing the connection so the reader stops too).
-fn writer_loop(stream: TcpStream, out_rx: QueueRx<Bytes>, mut emits: StreamCounter) {
+/// Writes the chunks the executor queued, flushing whenever the queue is empty, then counts
+/// them written (the executor writes through only when the count has caught up). Stops when
+/// the executor drops its end or on a write error (closing the connection so the reader stops
+/// too).
+fn writer_loop(stream: TcpStream, out_rx: QueueRx<Bytes>, written: WrittenCount) {
     let closer = stream.try_clone().ok();
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, stream);
+    let mut n = 0u64;
     let result = (|| -> std::io::Result<()> {
         while let Ok(chunk) = out_rx.recv() {
             w.write_all(&chunk)?;
-            emits.add_frames(&chunk);
+            n += 1;
             while let Ok(chunk) = out_rx.try_recv() {
                 w.write_all(&chunk)?;
-                emits.add_frames(&chunk);
+                n += 1;
             }
             w.flush()?;
+            written.store(n, std::sync::atomic::Ordering::Release);
         }
         w.flush()
     })();

@@ -28,6 +28,7 @@ pub mod fuzz;
 mod gateway;
 mod inbound;
 mod metrics;
+mod outbound;
 pub mod process_stats;
 mod queue;
 mod refill;

@@ -1,9 +1,9 @@
-//! Heron's per-stream tuple counts of one instance, counted on the gateway threads (never on
-//! the executor's hot path) through the `metrics` facade:
+//! Heron's per-stream tuple counts of one instance, counted once per flush or socket read
+//! (never per tuple in user code's path) through the `metrics` facade:
 //!
-//! * `__emit-count/<stream>`: data tuples in the `HeronTupleSet`s the writer thread sends,
-//!   read from the frames' data sets (stream id and tuple count, by `heron_proto::tuple`;
-//!   the tuples are not decoded);
+//! * `__emit-count/<stream>`: data tuples in the `HeronTupleSet`s the executor sends (written
+//!   through or queued for the writer, `outbound.rs`), read from the frames' data sets (stream
+//!   id and tuple count, by `heron_proto::tuple`; the tuples are not decoded);
 //! * `__execute-count/<stream>`: data tuples in the `HeronTupleSet2`s the reader thread hands
 //!   to the executor.
 //!
