@@ -11,7 +11,7 @@ use crate::gateway::Gateway;
 use crate::inbound::{InBatch, InMsg};
 use crate::metrics::MetricsWriter;
 use crate::outbound::Outbound;
-use crate::queue::{QueueRx, QueueTx};
+use crate::queue::QueueRx;
 use crate::stream_metrics::StreamCounter;
 use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
 
@@ -26,7 +26,6 @@ pub(crate) const FLUSH_BYTES: usize = 32 << 10;
 pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
     pub in_rx: &'a QueueRx<InBatch>,
-    out_tx: &'a QueueTx<Bytes>,
     out: Outbound<'a>,
     pub metrics: MetricsWriter,
 }
@@ -34,12 +33,12 @@ pub(crate) struct Shared<'a> {
 impl Shared<'_> {
     /// `true` when the out-queue has room for another batch.
     pub fn out_has_room(&self) -> bool {
-        !self.out_tx.is_full()
+        self.out.has_room()
     }
 
     /// Sleeps until the out-queue has room, or at most until `deadline`.
     pub fn wait_for_out_room(&self, deadline: Instant) {
-        self.out_tx.wait_for_room(deadline);
+        self.out.wait_for_room(deadline);
     }
 
     /// Takes the emitter's output (Heron packets: data sets before the control set) and queues
@@ -93,7 +92,6 @@ pub(crate) fn run(
     let mut shared = Shared {
         config,
         in_rx: &gateway.in_rx,
-        out_tx: &gateway.out_tx,
         out: Outbound::new(
             &gateway.out_tx,
             gateway.socket(),

@@ -53,6 +53,16 @@ impl<'a> Outbound<'a> {
         }
     }
 
+    /// `true` when the writer's queue has room for another chunk.
+    pub fn has_room(&self) -> bool {
+        !self.queue.is_full()
+    }
+
+    /// Sleeps until the writer's queue has room, or at most until `deadline`.
+    pub fn wait_for_room(&self, deadline: std::time::Instant) {
+        self.queue.wait_for_room(deadline);
+    }
+
     /// Whether the writer has written everything it was given.
     fn writer_idle(&self) -> bool {
         self.written.load(Ordering::Acquire) == self.queued

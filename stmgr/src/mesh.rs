@@ -32,10 +32,18 @@ pub(crate) const MAX_RECONNECT_INTERVAL: std::time::Duration = std::time::Durati
 /// The wait after `failures` failed attempts in a row: [`RECONNECT_INTERVAL`], doubled with
 /// each further failure up to [`MAX_RECONNECT_INTERVAL`].
 pub(crate) fn backoff(failures: u32) -> std::time::Duration {
+    doubling(RECONNECT_INTERVAL, MAX_RECONNECT_INTERVAL, failures)
+}
+
+/// The wait after `failures` failures in a row: `first`, doubled with each further failure up
+/// to `max`.
+pub(crate) fn doubling(
+    first: std::time::Duration,
+    max: std::time::Duration,
+    failures: u32,
+) -> std::time::Duration {
     let doublings = failures.saturating_sub(1).min(16);
-    RECONNECT_INTERVAL
-        .saturating_mul(1 << doublings)
-        .min(MAX_RECONNECT_INTERVAL)
+    first.saturating_mul(1 << doublings).min(max)
 }
 
 /// A client connection to open to another stream manager; its outcome is reported with
@@ -269,6 +277,16 @@ impl Mesh {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn doubling_starts_at_first_and_stops_at_max() {
+        let ms = Duration::from_millis;
+        let waits: Vec<Duration> = (1..=10).map(|f| doubling(ms(5), ms(1000), f)).collect();
+        assert_eq!(waits[..4], [ms(5), ms(10), ms(20), ms(40)]);
+        assert_eq!(waits[8], ms(1000), "5 ms × 2^8 is past the cap");
+        assert_eq!(doubling(ms(5), ms(1000), 0), ms(5), "no failure yet");
+        assert_eq!(doubling(ms(5), ms(1000), u32::MAX), ms(1000));
+    }
 
     fn stmgr(id: &str, port: i32) -> StMgr {
         StMgr {

@@ -6,6 +6,7 @@
 
 use crate::config::{HEARTBEAT_INTERVAL, RECONNECT_INTERVAL, REQUEST_TIMEOUT};
 use crate::event::Event;
+use crate::mesh::doubling;
 use futures::{SinkExt, StreamExt};
 use heron_proto::stmgr::NewPhysicalPlanMessage;
 use heron_proto::system::{Instance, StMgr, StMgrStats};
@@ -70,7 +71,7 @@ pub(crate) struct TmasterClient {
 }
 
 /// The first wait before the tmaster location is read again; it doubles up to
-/// [`RECONNECT_INTERVAL`]. A stream manager usually starts a few milliseconds before its
+/// [`RECONNECT_INTERVAL`] (`mesh::doubling`). A stream manager usually starts a few milliseconds before its
 /// tmaster writes the location, and a fixed 1-s poll made one topology start in three take a
 /// second longer.
 const FIRST_LOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(5);
@@ -78,8 +79,7 @@ const FIRST_LOCATION_POLL: std::time::Duration = std::time::Duration::from_milli
 impl TmasterClient {
     /// Runs until the core goes away.
     pub async fn run(mut self) {
-        let mut waiting_logged = false;
-        let mut location_poll = FIRST_LOCATION_POLL;
+        let mut location_misses = 0u32;
         loop {
             let instances = match self.instances.wait_for(Option::is_some).await {
                 Ok(v) => v.clone().unwrap_or_default(),
@@ -87,16 +87,15 @@ impl TmasterClient {
             };
             while self.outgoing.try_recv().is_ok() {} // nobody to send them to
             let Some(location) = self.read_location().await else {
-                if !waiting_logged {
+                if location_misses == 0 {
                     info!("waiting for the tmaster location of {}", self.topology_name);
-                    waiting_logged = true;
                 }
-                tokio::time::sleep(location_poll).await;
-                location_poll = (location_poll * 2).min(RECONNECT_INTERVAL);
+                location_misses += 1;
+                let wait = doubling(FIRST_LOCATION_POLL, RECONNECT_INTERVAL, location_misses);
+                tokio::time::sleep(wait).await;
                 continue;
             };
-            waiting_logged = false;
-            location_poll = FIRST_LOCATION_POLL;
+            location_misses = 0;
             let addr = format!("{}:{}", location.host, location.server_port);
             match self.session(&location, instances).await {
                 Err(SessionError::Shutdown) => return,
