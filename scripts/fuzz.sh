@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets of fuzz/ (libFuzzer, nightly toolchain) for SECONDS each.
+# Runs the cargo-fuzz targets of fuzz/ (libFuzzer, nightly toolchain) for SECONDS each,
+# FUZZ_JOBS (default: the number of cores) at a time.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: 60 s, every target)
 # New corpus entries go to a scratch directory (the seeds in fuzz/corpus stay as they are);
 # a crash leaves its input in fuzz/artifacts/<target>/ and fails the run. Keep a fixed
@@ -18,14 +19,32 @@ fi
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/heronrs-fuzz.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 cargo +nightly fuzz build --fuzz-dir fuzz --features run
-status=0
-for t in "${TARGETS[@]}"; do
+# libFuzzer runs on one core: FUZZ_JOBS targets (default: one per core) run side by side,
+# so every target still gets SECONDS of its own core.
+JOBS="${FUZZ_JOBS:-$(nproc)}"
+run_one() {
+  local t=$1
   mkdir -p "$SCRATCH/$t" "fuzz/artifacts/$t"
-  echo "== fuzz $t for ${SECONDS_EACH}s"
   # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: one that grows memory
-  if ! cargo +nightly fuzz run --fuzz-dir fuzz --features run "$t" "$SCRATCH/$t" "fuzz/corpus/$t" -- \
+  if cargo +nightly fuzz run --fuzz-dir fuzz --features run "$t" "$SCRATCH/$t" "fuzz/corpus/$t" -- \
       -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       2>"$SCRATCH/$t.log"; then
+    echo ok >"$SCRATCH/$t.status"
+  else
+    echo failed >"$SCRATCH/$t.status"
+  fi
+}
+for t in "${TARGETS[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+    wait -n || true
+  done
+  echo "== fuzz $t for ${SECONDS_EACH}s"
+  run_one "$t" &
+done
+wait
+status=0
+for t in "${TARGETS[@]}"; do
+  if [ "$(cat "$SCRATCH/$t.status" 2>/dev/null)" != ok ]; then
     status=1
     echo "fuzz target $t FAILED:"
     grep -E "ERROR|panicked|SUMMARY|Test unit written" "$SCRATCH/$t.log" | head -20 || true

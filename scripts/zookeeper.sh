@@ -38,13 +38,8 @@ listening() {
     timeout 2 bash -c 'exec 3<>"/dev/tcp/${ZK_HOST:-127.0.0.1}/$1"' _ "$1" 2>/dev/null
 }
 
-# alive <pid>: the process exists and is not a zombie.
-alive() {
-    [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null || return 1
-    local state
-    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) || return 1
-    [[ -n $state && $state != Z ]]
-}
+# alive, watch_owner, stop_pid
+source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 
 # read_pid <dir>: the pid in <dir>/zk.pid if that process is our server (not a reused pid).
 read_pid() {
@@ -134,16 +129,7 @@ EOF
     done
 
     if [[ -n "${ZK_OWNER_PID:-}" ]]; then
-        # Watchdog: stop the server when its owner goes away. Detached from our output.
-        (
-            while alive "$ZK_OWNER_PID" && alive "$pid"; do sleep 2; done
-            if alive "$pid"; then
-                kill "$pid" 2>/dev/null || true
-                sleep 5
-                kill -9 "$pid" 2>/dev/null || true
-            fi
-        ) </dev/null >/dev/null 2>&1 &
-        disown
+        watch_owner "$ZK_OWNER_PID" "$pid"
     fi
 
     say "started in $dir (pid $pid, ${ZK_HOST:-127.0.0.1}:$port)"
@@ -160,21 +146,7 @@ stop() {
         say "not running in $dir"
         return 0
     fi
-    kill "$pid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do
-        alive "$pid" || break
-        sleep 0.1
-    done
-    if alive "$pid"; then
-        say "pid $pid ignored TERM for 10 s; killing it"
-        kill -9 "$pid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do
-            alive "$pid" || break
-            sleep 0.1
-        done
-    fi
-    alive "$pid" && die "cannot stop pid $pid"
+    stop_pid "$pid"
     rm -f "$dir/zk.pid"
     say "stopped (pid $pid)"
 }

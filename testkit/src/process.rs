@@ -146,6 +146,33 @@ pub fn processes_mentioning(needle: &str) -> Vec<i32> {
     found
 }
 
+/// `true` when the process's command line has `flag` directly followed by `value`.
+fn has_arg_pair(pid: i32, flag: &[u8], value: &[u8]) -> bool {
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+    args.windows(2).any(|w| w[0] == flag && w[1] == value)
+}
+
+/// Pids, sorted, of the topology processes under the private HOME `home` that run
+/// `heron-role <role>` (`tmaster`, `stmgr`, `instance`, ...).
+pub fn role_pids(home: &std::path::Path, role: &str) -> Vec<i32> {
+    let mut pids: Vec<i32> = processes_mentioning(&home.to_string_lossy())
+        .into_iter()
+        .filter(|&pid| has_arg_pair(pid, b"heron-role", role.as_bytes()))
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// Pids, sorted, of the instance processes of `component` (`--component-name <component>`)
+/// under the private HOME `home`.
+pub fn component_pids(home: &std::path::Path, component: &str) -> Vec<i32> {
+    role_pids(home, "instance")
+        .into_iter()
+        .filter(|&pid| has_arg_pair(pid, b"--component-name", component.as_bytes()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,18 +157,7 @@ pub fn heron_python() -> PathBuf {
 
 /// Pids of this env's processes running `heron-role <role>`.
 pub fn role_pids(env: &TestEnv, role: &str) -> Vec<i32> {
-    let home = env.home().to_string_lossy().to_string();
-    let mut pids: Vec<i32> = processes_mentioning(&home)
-        .into_iter()
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            args.windows(2)
-                .any(|w| w[0] == b"heron-role" && w[1] == role.as_bytes())
-        })
-        .collect();
-    pids.sort_unstable();
-    pids
+    heron_testkit::process::role_pids(env.home(), role)
 }
 
 /// The scheduling policy (`SCHED_OTHER` 0, `SCHED_BATCH` 3, ...) of every thread of `pid`.
@@ -230,15 +219,7 @@ pub fn assert_ok(out: &Output, what: &str) {
 
 /// Pids of this env's instance processes of `component` (`--component-name <component>`).
 pub fn component_pids(env: &TestEnv, component: &str) -> Vec<i32> {
-    role_pids(env, "instance")
-        .into_iter()
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            args.windows(2)
-                .any(|w| w[0] == b"--component-name" && w[1] == component.as_bytes())
-        })
-        .collect()
+    heron_testkit::process::component_pids(env.home(), component)
 }
 
 /// [`example`], built first with `cargo build --example <name>` (into this test's target
