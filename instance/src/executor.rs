@@ -28,6 +28,20 @@ pub(crate) struct Shared<'a> {
     pub in_rx: &'a QueueRx<InBatch>,
     out: Outbound<'a>,
     pub metrics: MetricsWriter,
+    /// Every task of the plan the component started with, and its component: a plan that
+    /// changes them (`heron update`) means a restart, so the component opens with the new one.
+    tasks: std::cell::OnceCell<Vec<(i32, String)>>,
+}
+
+/// The tasks of a plan and their components, sorted.
+fn plan_tasks(pplan: &PhysicalPlan) -> Vec<(i32, String)> {
+    let mut t: Vec<(i32, String)> = pplan
+        .instances
+        .iter()
+        .map(|i| (i.info.task_id, i.info.component_name.clone()))
+        .collect();
+    t.sort_unstable();
+    t
 }
 
 impl Shared<'_> {
@@ -65,8 +79,8 @@ impl Shared<'_> {
         self.out.send(frames)
     }
 
-    /// Checks that the plan still assigns our task to our component; returns whether the
-    /// topology is running.
+    /// Checks that the plan still assigns our task to our component and has the tasks of the
+    /// first plan; returns whether the topology is running.
     pub fn check_plan(&self, pplan: &PhysicalPlan) -> Result<bool, InstanceError> {
         let ok = pplan.instances.iter().any(|i| {
             i.info.task_id == self.config.task_id
@@ -77,6 +91,10 @@ impl Shared<'_> {
                 task_id: self.config.task_id,
                 component: self.config.component_name.clone(),
             });
+        }
+        let tasks = plan_tasks(pplan);
+        if *self.tasks.get_or_init(|| tasks.clone()) != tasks {
+            return Err(InstanceError::PlanChanged);
         }
         Ok(pplan.topology.state == TopologyState::Running as i32)
     }
@@ -104,6 +122,7 @@ pub(crate) fn run(
             options.metrics_interval,
             topology.is_spout(&config.component_name),
         ),
+        tasks: std::cell::OnceCell::new(),
     };
     // Wait for the first physical plan; keep whatever follows it for the loop.
     let mut pending: Vec<InMsg> = Vec::new();

@@ -164,6 +164,11 @@ pub enum InstanceError {
         /// Our component.
         component: String,
     },
+    /// A new physical plan has other tasks than the one the component started with (a
+    /// parallelism change): the instance exits, and its restart opens the component with the
+    /// new plan (its task list, its share of the work).
+    #[error("the physical plan's tasks changed (heron update); restarting with the new plan")]
+    PlanChanged,
     /// The topology has no such component (the binary and the plan disagree).
     #[error("the topology has no component {0:?}")]
     UnknownComponent(String),

@@ -282,6 +282,39 @@ fn plan_moving_the_task_is_fatal() {
 }
 
 #[test]
+fn a_plan_with_other_tasks_restarts_the_instance() {
+    // `heron update --component-parallelism src:2`: our task stays, but the component must
+    // open again with the new plan (its task list), so the instance exits to be restarted
+    let (listener, port) = listen();
+    let t = topology(None);
+    let plan = pplan(
+        &t,
+        &[(1, "src", 0), (3, "upper", 0)],
+        TopologyState::Running,
+    );
+    let grown = pplan(
+        &t,
+        &[(1, "src", 0), (2, "src", 0), (3, "upper", 0)],
+        TopologyState::Running,
+    );
+    let done = spawn_instance(t, instance_config(port, "upper", 3, None), fast_options());
+    let mut sm = FakeStmgr::accept(&listener);
+    sm.register(StatusCode::Ok, Some(plan.clone()));
+    // the same plan again (a stream manager reconnecting) changes nothing
+    sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage { pplan: plan });
+    assert!(
+        done.recv_timeout(Duration::from_millis(300)).is_err(),
+        "still running"
+    );
+    sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage { pplan: grown });
+    let result = done.recv_timeout(TIMEOUT).unwrap();
+    assert!(
+        matches!(result, Err(InstanceError::PlanChanged)),
+        "{result:?}"
+    );
+}
+
+#[test]
 fn refused_registration_is_fatal() {
     let (listener, port) = listen();
     let done = spawn_instance(

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 /// How long a metadata or offset request to the brokers may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A due retry that did not arrive this long after seeking back to it is sought again.
+const RETRY_RESEEK: Duration = Duration::from_secs(1);
+
 /// Bits of a message id that hold the offset; the partition slot is above them.
 const OFFSET_BITS: u32 = 48;
 
@@ -48,6 +51,8 @@ struct Slot {
     /// here).
     start: i64,
     paused: bool,
+    /// When the reader last sought back to a due retry that has not come yet.
+    retry_seek: Option<Instant>,
 }
 
 pub(crate) struct Reader {
@@ -169,6 +174,7 @@ impl Reader {
                 next: begin,
                 start,
                 paused: false,
+                retry_seek: None,
                 tp,
             });
         }
@@ -270,6 +276,10 @@ impl Reader {
                 timestamp: m.timestamp().to_millis(),
             };
             let values = self.config.translator.translate(&record);
+            if at_least_once {
+                // counted at once, so max_uncommitted_offsets holds within this batch too
+                self.slots[slot].offsets.emitted(offset);
+            }
             self.batch.push((slot, offset, values));
         }
         if self.batch.is_empty() {
@@ -285,14 +295,10 @@ impl Reader {
         for (slot, offset, values) in self.batch.drain(..) {
             match (self.task.guarantee, values) {
                 (ProcessingGuarantee::AtLeastOnce, Some(v)) => {
-                    self.slots[slot].offsets.emitted(offset);
                     collector.emit_stream(&stream, v, Some(Value::Int(pack(slot, offset))));
                 }
-                (ProcessingGuarantee::AtLeastOnce, None) => {
-                    let o = &mut self.slots[slot].offsets;
-                    o.emitted(offset);
-                    o.acked(offset);
-                }
+                // a record the translator skips counts as processed
+                (ProcessingGuarantee::AtLeastOnce, None) => self.slots[slot].offsets.acked(offset),
                 (_, Some(v)) => collector.emit_stream(&stream, v, None),
                 (_, None) => {}
             }
@@ -313,9 +319,17 @@ impl Reader {
                 self.set_paused(slot, false);
             }
             if let Some(o) = due {
-                if o < self.slots[slot].next {
+                // seek back to it; again if a second went by and it still did not come
+                let stale = self.slots[slot]
+                    .retry_seek
+                    .is_some_and(|at| now.duration_since(at) >= RETRY_RESEEK);
+                if o < self.slots[slot].next || stale {
+                    tracing::info!(partition = %self.slots[slot].tp, offset = o, "KafkaSpout: reading again from a failed record");
                     self.seek(slot, o);
+                    self.slots[slot].retry_seek = Some(now);
                 }
+            } else {
+                self.slots[slot].retry_seek = None;
             }
         }
     }

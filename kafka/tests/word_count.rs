@@ -11,6 +11,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 
+/// One topology at a time: each writes its input one record per request (see
+/// `support::producer`), which a loaded 2-core machine cannot do for three at once.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A running `kafka_word_count` with its private HOME.
 struct Run {
     cluster: LocalCluster,
@@ -208,6 +215,7 @@ fn check_at_least_once(run: &Run, expected: &HashMap<String, i64>, exact_floor: 
 #[test]
 fn at_least_once_survives_a_killed_spout_and_stream_manager() {
     let Some(brokers) = broker() else { return };
+    let _serial = serial();
     const N: u64 = 100_000;
     let run = Run::start(&brokers, 4, &["--reliability", "atleast"]);
     let producing = produce(&brokers, &run.input, 4, 0..N, 5_000);
@@ -237,4 +245,193 @@ fn at_least_once_survives_a_killed_spout_and_stream_manager() {
     );
     // every record was emitted at least once: each sentence's unique word made it out
     check_at_least_once(&run, &expected_counts(0..N), false);
+}
+
+/// The partitions each spout task logged it reads, newest line per task log.
+fn spout_assignments(run: &Run) -> Vec<Vec<String>> {
+    let dir = run
+        .cluster
+        .working_dir("KafkaWordCount")
+        .expect("working dir")
+        .join("log-files");
+    let mut out = Vec::new();
+    for f in heron_testkit::files(&dir, "container_", ".log") {
+        if !f.to_string_lossy().contains("kafka-spout") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        if let Some(line) = text
+            .lines()
+            .rev()
+            .find(|l| l.contains("KafkaSpout reading"))
+        {
+            let list = line.split("partitions=").nth(1).unwrap_or_default();
+            out.push(
+                list.split('"')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_string)
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn update_reassigns_partitions_and_rereads_only_uncommitted_records() {
+    let Some(brokers) = broker() else { return };
+    let _serial = serial();
+    const HALF: u64 = 20_000;
+    let run = Run::start(&brokers, 4, &["--reliability", "atleast"]);
+    produce(&brokers, &run.input, 4, 0..HALF, 5_000)
+        .join()
+        .unwrap();
+    run.wait_committed(HALF as i64, Duration::from_secs(180));
+    wait_for(
+        Duration::from_secs(30),
+        "2 spout tasks logged their partitions",
+        || spout_assignments(&run).len() == 2,
+    );
+    let before = heron_kafka::group_progress(&run.brokers, &run.group, &run.input).unwrap();
+    let out = run.cluster.heron_in(
+        "update",
+        "local",
+        &["--component-parallelism".into(), "kafka-spout:4".into()],
+        &["KafkaWordCount"],
+    );
+    assert!(
+        out.status.success(),
+        "heron update: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for(Duration::from_secs(90), "4 kafka-spout tasks", || {
+        run.spout_tasks().len() == 4
+    });
+    produce(&brokers, &run.input, 4, HALF..2 * HALF, 5_000)
+        .join()
+        .unwrap();
+    let t = Instant::now();
+    while all_committed(&run.brokers, &run.group, &run.input, 2 * HALF as i64).is_none() {
+        if t.elapsed() > Duration::from_secs(240) {
+            run.dump();
+            panic!("not every offset was committed after the update");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // each partition is read by exactly one of the 4 tasks
+    let assigned = spout_assignments(&run);
+    assert_eq!(assigned.len(), 4, "{assigned:?}");
+    let mut all: Vec<String> = assigned.iter().flatten().cloned().collect();
+    all.sort();
+    let expect: Vec<String> = (0..4).map(|p| format!("{}-{p}", run.input)).collect();
+    assert_eq!(all, expect, "every partition exactly once: {assigned:?}");
+    assert!(assigned.iter().all(|a| a.len() == 1), "{assigned:?}");
+    // sentence i went to partition i % 4 at offset i / 4: what was committed before the
+    // update must not come out twice
+    let records = read_all(&run.brokers, &run.output);
+    let mut per_word: HashMap<&str, usize> = HashMap::new();
+    for r in &records {
+        *per_word.entry(r.key.as_str()).or_insert(0) += 1;
+    }
+    let mut reread = 0;
+    for i in 0..2 * HALF {
+        let n = per_word.get(format!("u{i}").as_str()).copied().unwrap_or(0);
+        assert!(n >= 1, "sentence {i} never reached the output");
+        if n > 1 {
+            reread += 1;
+            let p = &before[(i % 4) as usize];
+            let committed = p.committed.unwrap_or(0);
+            assert!(
+                (i / 4) as i64 >= committed,
+                "sentence {i} (partition {}, offset {}) was committed ({committed}) before the \
+                 update and came out {n} times",
+                i % 4,
+                i / 4
+            );
+        }
+    }
+    eprintln!(
+        "after the update: {reread} of {} sentences read twice (all uncommitted at the update)",
+        2 * HALF
+    );
+    check_at_least_once(&run, &expected_counts(0..2 * HALF), false);
+}
+
+#[test]
+fn effectively_once_output_is_exact_after_dropping_repeated_sink_ids() {
+    let Some(brokers) = broker() else { return };
+    let _serial = serial();
+    const N: u64 = 30_000;
+    let run = Run::start(
+        &brokers,
+        4,
+        &[
+            "--reliability",
+            "effectively",
+            "--checkpoint-interval",
+            "1s",
+        ],
+    );
+    let producing = produce(&brokers, &run.input, 4, 0..N, 2_000);
+    run.wait_committed(3_000, Duration::from_secs(180));
+    let home = run.cluster.home().to_path_buf();
+    // a kill every few seconds: the spout, a stream manager, a counting task, a sink task
+    run.kill_and_wait_restart("a kafka-spout instance", || run.spout_tasks());
+    std::thread::sleep(Duration::from_secs(3));
+    run.kill_and_wait_restart("a stream manager", || role_pids(&home, "stmgr"));
+    std::thread::sleep(Duration::from_secs(3));
+    run.kill_and_wait_restart("a count instance", || component_pids(&home, "count"));
+    std::thread::sleep(Duration::from_secs(3));
+    run.kill_and_wait_restart("a kafka-bolt instance", || {
+        component_pids(&home, "kafka-bolt")
+    });
+    producing.join().expect("the producer");
+    let expected = expected_counts(0..N);
+    let words: i64 = expected.values().sum();
+    // the group's commits follow consistent checkpoints; the output follows the same ones
+    let t = Instant::now();
+    let (distinct, records) = loop {
+        if t.elapsed() > Duration::from_secs(300) {
+            run.dump();
+            panic!("the output never held one record per word occurrence");
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        if all_committed(&run.brokers, &run.group, &run.input, N as i64).is_none() {
+            continue;
+        }
+        let records = read_all(&run.brokers, &run.output);
+        let mut ids = HashSet::new();
+        let distinct: Vec<OutRecord> = records
+            .iter()
+            .filter(|r| ids.insert(r.sink_id.clone().expect("every record has a sink id")))
+            .cloned()
+            .collect();
+        if distinct.len() as i64 >= words {
+            break (distinct, records.len());
+        }
+    };
+    assert_eq!(
+        distinct.len() as i64,
+        words,
+        "one record per word occurrence"
+    );
+    // each word's values are exactly 1..=n, once each: the counts were exact throughout
+    let mut values: HashMap<&str, Vec<i64>> = HashMap::new();
+    for r in &distinct {
+        values
+            .entry(r.key.as_str())
+            .or_default()
+            .push(r.value.parse().unwrap());
+    }
+    assert_eq!(values.len(), expected.len());
+    for (w, &n) in &expected {
+        let mut v = values.remove(w.as_str()).unwrap_or_default();
+        v.sort_unstable();
+        assert_eq!(v, (1..=n).collect::<Vec<_>>(), "the counts of {w}");
+    }
+    eprintln!(
+        "{records} output records, {} after dropping repeated sink ids = {words} word occurrences",
+        distinct.len()
+    );
 }

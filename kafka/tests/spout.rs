@@ -1,0 +1,312 @@
+//! The KafkaSpout driven in-process against a real broker: random acks and fails, a
+//! restart from the committed offsets, at-most-once commits, and refusals.
+
+mod support;
+
+use heron_api::{
+    Config, Emitter, Fields, MessageId, ReliabilityMode, Spout, SpoutOutputCollector, StreamDecl,
+    TopologyContext,
+};
+use heron_kafka::{Backoff, KafkaSpout, KafkaSpoutConfig, ProcessingGuarantee};
+use std::time::{Duration, Instant};
+use support::*;
+
+fn emitter(mode: ReliabilityMode) -> Emitter {
+    let streams = [StreamDecl {
+        id: "default".into(),
+        fields: Fields::new(["topic", "partition", "offset", "key", "value"]),
+        direct: false,
+    }];
+    Emitter::new("kafka-spout", 1, mode, &streams)
+}
+
+fn context(mode: ReliabilityMode, task: i32, tasks: &[i32]) -> TopologyContext {
+    let mut c = Config::new();
+    c.set_reliability_mode(mode);
+    TopologyContext::builder("t", "kafka-spout", task)
+        .component_tasks("kafka-spout", tasks.to_vec())
+        .config(c)
+        .build()
+}
+
+/// Fills `topic` (created with `partitions`) with `n` records `0..n` round robin.
+fn fill(brokers: &str, topic: &str, partitions: i32, n: u64) {
+    heron_kafka::create_topic(brokers, topic, partitions).unwrap();
+    let p = producer(brokers);
+    for i in 0..n {
+        send(&p, topic, (i % partitions as u64) as i32, &i.to_string());
+    }
+    flush(&p);
+}
+
+/// Drives `spout` until `done()`: each round it polls, then fails every in-flight tuple for
+/// which `fail` says so and acks the rest.
+fn drive(
+    spout: &mut KafkaSpout,
+    em: &mut Emitter,
+    mut fail: impl FnMut(&MessageId) -> bool,
+    mut done: impl FnMut() -> bool,
+    limit: Duration,
+) {
+    let t = Instant::now();
+    while !done() {
+        assert!(
+            t.elapsed() < limit,
+            "the spout did not finish within {limit:?}"
+        );
+        for _ in 0..20 {
+            spout.next_tuple(&mut SpoutOutputCollector::new(em));
+        }
+        drop(em.take_frames());
+        // everything in flight comes back, as a fail or an ack
+        for id in em.expire(Instant::now() + Duration::from_secs(3600), Duration::ZERO) {
+            if fail(&id) {
+                spout.fail(id);
+            } else {
+                spout.ack(id);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn at_least_once_retries_failed_records_and_commits_everything() {
+    let Some(brokers) = broker() else { return };
+    let topic = unique("retries");
+    let group = unique("g");
+    const N: u64 = 3_000;
+    fill(&brokers, &topic, 2, N);
+    let conf = KafkaSpoutConfig::builder(&brokers, [topic.clone()])
+        .group_id(&group)
+        .commit_period(Duration::from_millis(50))
+        .retry(Backoff {
+            initial: Duration::ZERO,
+            period: Duration::from_millis(1),
+            max_retries: u32::MAX,
+            max_delay: Duration::from_millis(20),
+        })
+        .build()
+        .unwrap();
+    let mut spout = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtLeastOnce);
+    spout.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    // a third of the emits fail, pseudo-randomly, some records several times
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut fails = 0u64;
+    drive(
+        &mut spout,
+        &mut em,
+        |_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let f = seed % 3 == 0;
+            fails += u64::from(f);
+            f
+        },
+        || all_committed(&brokers, &group, &topic, N as i64).is_some(),
+        Duration::from_secs(120),
+    );
+    let emits = em.counters().emitted;
+    assert!(fails > N / 5, "{fails} fails");
+    // a record is emitted again only after it failed: each one was acked exactly once
+    assert_eq!(emits - fails, N, "{emits} emits, {fails} of them failed");
+    eprintln!("{N} records: {emits} emits, {fails} failed and retried, all committed");
+}
+
+#[test]
+fn a_guarantee_that_does_not_fit_the_topology_is_refused() {
+    let Some(brokers) = broker() else { return };
+    let conf = KafkaSpoutConfig::builder(&brokers, ["whatever"])
+        .guarantee(ProcessingGuarantee::AtLeastOnce)
+        .build()
+        .unwrap();
+    let mut spout = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtMostOnce);
+    spout.open(&context(ReliabilityMode::AtMostOnce, 1, &[1]));
+    spout.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+    let errors = em.take_errors();
+    assert!(
+        errors.iter().any(|e| e.to_string().contains("ATMOST_ONCE")),
+        "{errors:?}"
+    );
+    assert!(spout.assigned().is_empty());
+}
+
+#[test]
+fn a_missing_topic_is_reported_and_nothing_is_emitted() {
+    let Some(brokers) = broker() else { return };
+    let conf = KafkaSpoutConfig::builder(&brokers, [unique("no-such-topic")])
+        .build()
+        .unwrap();
+    let mut spout = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtLeastOnce);
+    spout.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    spout.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+    let errors = em.take_errors();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.to_string().contains("does not exist")),
+        "{errors:?}"
+    );
+    assert_eq!(em.counters().emitted, 0);
+}
+
+/// What the tests rely on from the broker: a consumer can start at any offset of a topic
+/// written one record per batch (tansu 0.6.0 returns nothing for a fetch that starts inside a
+/// larger batch; see `support::producer`).
+#[test]
+fn a_consumer_starts_at_any_offset() {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+    let Some(brokers) = broker() else { return };
+    let topic = unique("offsets");
+    fill(&brokers, &topic, 1, 100);
+    for start in [0i64, 1, 37, 99] {
+        let c: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &brokers)
+            .set("group.id", unique("g"))
+            .set("auto.offset.reset", "error")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&topic, 0, Offset::Offset(start))
+            .unwrap();
+        c.assign(&tpl).unwrap();
+        let mut got = Vec::new();
+        let t = Instant::now();
+        while got.last() != Some(&99) {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "from {start}: got {got:?}"
+            );
+            if let Some(m) = c.poll(Duration::from_millis(100)) {
+                got.push(m.expect("no fetch error").offset());
+            }
+        }
+        assert_eq!(got, (start..100).collect::<Vec<_>>());
+    }
+}
+
+/// Emits what the spout gives in `rounds` calls and returns the message ids in flight.
+fn poll_ids(spout: &mut KafkaSpout, em: &mut Emitter, until: usize) -> Vec<MessageId> {
+    let t = Instant::now();
+    let mut ids = Vec::new();
+    while ids.len() < until {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "only {} emitted",
+            ids.len()
+        );
+        spout.next_tuple(&mut SpoutOutputCollector::new(em));
+        drop(em.take_frames());
+        ids.extend(em.expire(Instant::now() + Duration::from_secs(3600), Duration::ZERO));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    ids
+}
+
+#[test]
+fn a_new_task_resumes_from_the_committed_offset_and_max_uncommitted_holds_it_back() {
+    let Some(brokers) = broker() else { return };
+    let topic = unique("resume");
+    let group = unique("g");
+    fill(&brokers, &topic, 1, 100);
+    let conf = KafkaSpoutConfig::builder(&brokers, [topic.clone()])
+        .group_id(&group)
+        .max_uncommitted_offsets(10)
+        .commit_period(Duration::from_millis(10))
+        .build()
+        .unwrap();
+    let mut a = KafkaSpout::new(conf.clone());
+    let mut em = emitter(ReliabilityMode::AtLeastOnce);
+    a.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let ids = poll_ids(&mut a, &mut em, 10);
+    assert_eq!(ids.len(), 10);
+    // nothing acked: the partition is held at 10 uncommitted offsets
+    for _ in 0..50 {
+        a.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(
+        em.counters().emitted,
+        10,
+        "max_uncommitted_offsets holds the partition"
+    );
+    // ack offsets 0..5 only, then close (a sync commit of the acked prefix)
+    for id in ids.into_iter().take(5) {
+        a.ack(id);
+    }
+    a.close();
+    assert_eq!(
+        heron_kafka::group_progress(&brokers, &group, &topic).unwrap()[0].committed,
+        Some(5)
+    );
+    // a new task of the same group starts at offset 5: 5..9 were never acked, so again
+    let mut b = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtLeastOnce);
+    b.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let ids = poll_ids(&mut b, &mut em, 10);
+    let offsets: Vec<i64> = ids
+        .iter()
+        .map(|id| match id {
+            MessageId::Int(v) => v & ((1 << 48) - 1),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(offsets, (5..15).collect::<Vec<_>>());
+}
+
+#[test]
+fn at_most_once_commits_before_it_emits() {
+    let Some(brokers) = broker() else { return };
+    let topic = unique("atmost");
+    let group = unique("g");
+    fill(&brokers, &topic, 2, 200);
+    let conf = KafkaSpoutConfig::builder(&brokers, [topic.clone()])
+        .group_id(&group)
+        .build()
+        .unwrap();
+    let mut spout = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtMostOnce);
+    spout.open(&context(ReliabilityMode::AtMostOnce, 1, &[1]));
+    let t = Instant::now();
+    while em.counters().emitted < 200 {
+        assert!(t.elapsed() < Duration::from_secs(30));
+        spout.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+        drop(em.take_frames());
+        // whatever was emitted is committed already
+        let committed: i64 = heron_kafka::group_progress(&brokers, &group, &topic)
+            .unwrap()
+            .iter()
+            .map(|p| p.committed.unwrap_or(0))
+            .sum();
+        assert!(committed >= em.counters().emitted as i64);
+    }
+}
+
+#[test]
+fn two_tasks_split_the_partitions() {
+    let Some(brokers) = broker() else { return };
+    let topic = unique("split");
+    fill(&brokers, &topic, 5, 50);
+    let conf = KafkaSpoutConfig::builder(&brokers, [topic.clone()])
+        .build()
+        .unwrap();
+    let mut parts = Vec::new();
+    for task in [7, 9] {
+        let mut s = KafkaSpout::new(conf.clone());
+        let mut em = emitter(ReliabilityMode::AtLeastOnce);
+        s.open(&context(ReliabilityMode::AtLeastOnce, task, &[9, 7]));
+        s.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+        parts.push(
+            s.assigned()
+                .iter()
+                .map(|tp| tp.partition)
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(parts, [vec![0, 2, 4], vec![1, 3]]);
+}
