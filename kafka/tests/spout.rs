@@ -310,3 +310,26 @@ fn two_tasks_split_the_partitions() {
     }
     assert_eq!(parts, [vec![0, 2, 4], vec![1, 3]]);
 }
+
+#[test]
+fn a_topic_pattern_reads_every_matching_topic() {
+    let Some(brokers) = broker() else { return };
+    let prefix = unique("logs");
+    for t in ["a", "b"] {
+        fill(&brokers, &format!("{prefix}-{t}"), 2, 4);
+    }
+    fill(&brokers, &format!("x{prefix}-c"), 1, 1); // does not match: the whole name counts
+    let conf = KafkaSpoutConfig::builder_pattern(&brokers, format!("{prefix}-[a-z]"))
+        .build()
+        .unwrap();
+    let mut s = KafkaSpout::new(conf);
+    let mut em = emitter(ReliabilityMode::AtLeastOnce);
+    s.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    s.next_tuple(&mut SpoutOutputCollector::new(&mut em));
+    let got: Vec<String> = s.assigned().iter().map(ToString::to_string).collect();
+    let want: Vec<String> = ["a-0", "a-1", "b-0", "b-1"]
+        .iter()
+        .map(|p| format!("{prefix}-{p}"))
+        .collect();
+    assert_eq!(got, want);
+}
