@@ -10,6 +10,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::ClientContext;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -123,14 +124,41 @@ impl KafkaBoltConfigBuilder {
     }
 }
 
-/// A value as record bytes: strings and bytes as they are, numbers and booleans in decimal
-/// text, null as absent.
-fn value_bytes(v: Option<&Value>) -> Option<Vec<u8>> {
+/// A value as record bytes: strings and bytes as they are (borrowed), numbers and booleans
+/// in decimal text, null as absent.
+fn value_bytes(v: Option<&Value>) -> Option<Cow<'_, [u8]>> {
     match v? {
         Value::Null => None,
-        Value::Str(s) => Some(s.as_bytes().to_vec()),
-        Value::Bytes(b) => Some(b.clone()),
-        other => Some(other.to_string().into_bytes()),
+        Value::Str(s) => Some(Cow::Borrowed(s.as_bytes())),
+        Value::Bytes(b) => Some(Cow::Borrowed(b)),
+        other => Some(Cow::Owned(other.to_string().into_bytes())),
+    }
+}
+
+/// A record's parts, borrowed from the tuple (or a held record) they come from.
+struct RecordRef<'a> {
+    topic: &'a str,
+    key: Option<Cow<'a, [u8]>>,
+    value: Option<Cow<'a, [u8]>>,
+}
+
+impl RecordRef<'_> {
+    fn to_held(&self) -> HeldRecord {
+        HeldRecord {
+            topic: self.topic.to_string(),
+            key: self.key.as_deref().map(<[u8]>::to_vec),
+            value: self.value.as_deref().map(<[u8]>::to_vec),
+        }
+    }
+}
+
+impl<'a> From<&'a HeldRecord> for RecordRef<'a> {
+    fn from(r: &'a HeldRecord) -> RecordRef<'a> {
+        RecordRef {
+            topic: &r.topic,
+            key: r.key.as_deref().map(Cow::Borrowed),
+            value: r.value.as_deref().map(Cow::Borrowed),
+        }
     }
 }
 
@@ -213,10 +241,10 @@ impl KafkaBolt {
         }
     }
 
-    fn record_of(&self, t: &Tuple) -> Option<HeldRecord> {
+    fn record_of<'a>(&'a self, t: &'a Tuple) -> Option<RecordRef<'a>> {
         let topic = match &self.config.topic {
-            TopicSelector::Fixed(t) => t.clone(),
-            TopicSelector::Field(f) => t.get_str_by_field(f)?.to_string(),
+            TopicSelector::Fixed(t) => t.as_str(),
+            TopicSelector::Field(f) => t.get_str_by_field(f)?,
         };
         let key = self
             .config
@@ -224,26 +252,26 @@ impl KafkaBolt {
             .as_deref()
             .and_then(|f| value_bytes(t.get_by_field(f)));
         let value = value_bytes(t.get_by_field(&self.config.value_field));
-        Some(HeldRecord { topic, key, value })
+        Some(RecordRef { topic, key, value })
     }
 
-    /// Hands a record to the producer; `Err` when its queue is full (or it is not running).
+    /// Hands a record to the producer under delivery id `id`; `false` when its queue is
+    /// full (or it is not running).
     fn send(
-        &mut self,
-        r: &HeldRecord,
+        producer: Option<&ThreadedProducer<Deliveries>>,
+        id: usize,
+        r: &RecordRef<'_>,
         sink_id: Option<&str>,
-        pending: Pending,
-    ) -> Result<(), Pending> {
-        let Some(p) = &self.producer else {
-            return Err(pending);
+    ) -> bool {
+        let Some(p) = producer else {
+            return false;
         };
-        let id = self.next_id;
-        let mut rec = BaseRecord::with_opaque_to(&r.topic, id);
+        let mut rec = BaseRecord::with_opaque_to(r.topic, id);
         if let Some(k) = &r.key {
-            rec = rec.key(k);
+            rec = rec.key(k.as_ref());
         }
         if let Some(v) = &r.value {
-            rec = rec.payload(v);
+            rec = rec.payload(v.as_ref());
         }
         if let Some(s) = sink_id {
             rec = rec.headers(OwnedHeaders::new().insert(Header {
@@ -252,26 +280,28 @@ impl KafkaBolt {
             }));
         }
         match p.send(rec) {
-            Ok(()) => {
-                self.next_id = self.next_id.wrapping_add(1);
-                self.in_flight.insert(id, pending);
-                Ok(())
-            }
+            Ok(()) => true,
             Err((e, _)) => {
                 tracing::debug!("KafkaBolt: producer refused a record: {e}");
-                Err(pending)
+                false
             }
         }
+    }
+
+    /// Records `pending` as in flight under the id just used.
+    fn sent(&mut self, pending: Pending) {
+        self.in_flight.insert(self.next_id, pending);
+        self.next_id = self.next_id.wrapping_add(1);
     }
 
     /// Effectively once: sends released records, keeping what the queue does not take.
     fn send_released(&mut self, mut released: Vec<Released>) {
         released.append(&mut self.backlog);
         for r in released {
-            let (record, sink_id) = (r.record.clone(), r.sink_id.clone());
-            if let Err(Pending::Released(r)) =
-                self.send(&record, Some(&sink_id), Pending::Released(r))
-            {
+            let rec = RecordRef::from(&r.record);
+            if Self::send(self.producer.as_ref(), self.next_id, &rec, Some(&r.sink_id)) {
+                self.sent(Pending::Released(r));
+            } else {
                 self.backlog.push(r);
             }
         }
@@ -317,14 +347,17 @@ impl Bolt for KafkaBolt {
             return;
         };
         if self.mode == ReliabilityMode::EffectivelyOnce {
-            self.held.hold(record);
+            let held = record.to_held();
+            self.held.hold(held);
             return;
         }
-        let keep = Pending::Tuple(input.without_values());
-        match self.send(&record, None, keep) {
-            Ok(()) if self.config.fire_and_forget => collector.ack(input),
-            Ok(()) => {}
-            Err(_) => collector.fail(input),
+        if !Self::send(self.producer.as_ref(), self.next_id, &record, None) {
+            collector.fail(input);
+            return;
+        }
+        self.sent(Pending::Tuple(input.without_values()));
+        if self.config.fire_and_forget {
+            collector.ack(input);
         }
     }
 
@@ -410,6 +443,9 @@ mod tests {
 
     #[test]
     fn values_become_record_bytes() {
+        fn value_bytes(v: Option<&Value>) -> Option<Vec<u8>> {
+            super::value_bytes(v).map(Cow::into_owned)
+        }
         assert_eq!(value_bytes(Some(&Value::Int(42))), Some(b"42".to_vec()));
         assert_eq!(
             value_bytes(Some(&Value::Str("w".into()))),

@@ -8,7 +8,7 @@ use crate::{
 use heron_api::{SpoutOutputCollector, Value, Values};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,6 @@ pub(crate) struct Reader {
     task: TaskInfo,
     consumer: BaseConsumer,
     slots: Vec<Slot>,
-    by_tp: HashMap<(String, i32), usize>,
     retry: RetrySchedule,
     last_commit: Instant,
     metadata: String,
@@ -179,11 +178,6 @@ impl Reader {
             });
         }
         consumer.assign(&assignment)?;
-        let by_tp = slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| ((s.tp.topic.clone(), s.tp.partition), i))
-            .collect();
         Ok(Reader {
             metadata: commit_metadata(task),
             retry: RetrySchedule::new(config.backoff),
@@ -191,7 +185,6 @@ impl Reader {
             task: task.clone(),
             consumer,
             slots,
-            by_tp,
             last_commit: Instant::now(),
             batch: Vec::new(),
         })
@@ -246,7 +239,12 @@ impl Reader {
                     break;
                 }
             };
-            let Some(&slot) = self.by_tp.get(&(m.topic().to_string(), m.partition())) else {
+            // a task reads a few partitions: a scan, no key to allocate per record
+            let Some(slot) = self
+                .slots
+                .iter()
+                .position(|s| s.tp.partition == m.partition() && s.tp.topic == m.topic())
+            else {
                 continue;
             };
             let offset = m.offset();
@@ -291,15 +289,16 @@ impl Reader {
         if self.task.guarantee == ProcessingGuarantee::AtMostOnce && !self.commit_batch() {
             return;
         }
-        let stream = self.config.translator.stream().to_string();
+        let translator = self.config.translator.clone();
+        let stream = translator.stream();
         for (slot, offset, values) in self.batch.drain(..) {
             match (self.task.guarantee, values) {
                 (ProcessingGuarantee::AtLeastOnce, Some(v)) => {
-                    collector.emit_stream(&stream, v, Some(Value::Int(pack(slot, offset))));
+                    collector.emit_stream(stream, v, Some(Value::Int(pack(slot, offset))));
                 }
                 // a record the translator skips counts as processed
                 (ProcessingGuarantee::AtLeastOnce, None) => self.slots[slot].offsets.acked(offset),
-                (_, Some(v)) => collector.emit_stream(&stream, v, None),
+                (_, Some(v)) => collector.emit_stream(stream, v, None),
                 (_, None) => {}
             }
         }

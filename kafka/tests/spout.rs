@@ -29,6 +29,23 @@ fn context(mode: ReliabilityMode, task: i32, tasks: &[i32]) -> TopologyContext {
         .build()
 }
 
+/// A spout task `task` of `tasks`, opened in a topology of `mode`, and its emitter.
+fn open_task_of(
+    conf: KafkaSpoutConfig,
+    mode: ReliabilityMode,
+    task: i32,
+    tasks: &[i32],
+) -> (KafkaSpout, Emitter) {
+    let mut spout = KafkaSpout::new(conf);
+    spout.open(&context(mode, task, tasks));
+    (spout, emitter(mode))
+}
+
+/// The only task of the spout, opened in a topology of `mode`, and its emitter.
+fn open_task(conf: KafkaSpoutConfig, mode: ReliabilityMode) -> (KafkaSpout, Emitter) {
+    open_task_of(conf, mode, 1, &[1])
+}
+
 /// Fills `topic` (created with `partitions`) with `n` records `0..n` round robin.
 fn fill(brokers: &str, topic: &str, partitions: i32, n: u64) {
     heron_kafka::create_topic(brokers, topic, partitions).unwrap();
@@ -88,9 +105,7 @@ fn at_least_once_retries_failed_records_and_commits_everything() {
         })
         .build()
         .unwrap();
-    let mut spout = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtLeastOnce);
-    spout.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let (mut spout, mut em) = open_task(conf, ReliabilityMode::AtLeastOnce);
     // a third of the emits fail, pseudo-randomly, some records several times
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut fails = 0u64;
@@ -122,9 +137,7 @@ fn a_guarantee_that_does_not_fit_the_topology_is_refused() {
         .guarantee(ProcessingGuarantee::AtLeastOnce)
         .build()
         .unwrap();
-    let mut spout = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtMostOnce);
-    spout.open(&context(ReliabilityMode::AtMostOnce, 1, &[1]));
+    let (mut spout, mut em) = open_task(conf, ReliabilityMode::AtMostOnce);
     spout.next_tuple(&mut SpoutOutputCollector::new(&mut em));
     let errors = em.take_errors();
     assert!(
@@ -140,9 +153,7 @@ fn a_missing_topic_is_reported_and_nothing_is_emitted() {
     let conf = KafkaSpoutConfig::builder(&brokers, [unique("no-such-topic")])
         .build()
         .unwrap();
-    let mut spout = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtLeastOnce);
-    spout.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let (mut spout, mut em) = open_task(conf, ReliabilityMode::AtLeastOnce);
     spout.next_tuple(&mut SpoutOutputCollector::new(&mut em));
     let errors = em.take_errors();
     assert!(
@@ -220,9 +231,7 @@ fn a_new_task_resumes_from_the_committed_offset_and_max_uncommitted_holds_it_bac
         .commit_period(Duration::from_millis(10))
         .build()
         .unwrap();
-    let mut a = KafkaSpout::new(conf.clone());
-    let mut em = emitter(ReliabilityMode::AtLeastOnce);
-    a.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let (mut a, mut em) = open_task(conf.clone(), ReliabilityMode::AtLeastOnce);
     let ids = poll_ids(&mut a, &mut em, 10);
     assert_eq!(ids.len(), 10);
     // nothing acked: the partition is held at 10 uncommitted offsets
@@ -245,9 +254,7 @@ fn a_new_task_resumes_from_the_committed_offset_and_max_uncommitted_holds_it_bac
         Some(5)
     );
     // a new task of the same group starts at offset 5: 5..9 were never acked, so again
-    let mut b = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtLeastOnce);
-    b.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let (mut b, mut em) = open_task(conf, ReliabilityMode::AtLeastOnce);
     let ids = poll_ids(&mut b, &mut em, 10);
     let offsets: Vec<i64> = ids
         .iter()
@@ -269,9 +276,7 @@ fn at_most_once_commits_before_it_emits() {
         .group_id(&group)
         .build()
         .unwrap();
-    let mut spout = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtMostOnce);
-    spout.open(&context(ReliabilityMode::AtMostOnce, 1, &[1]));
+    let (mut spout, mut em) = open_task(conf, ReliabilityMode::AtMostOnce);
     let t = Instant::now();
     while em.counters().emitted < 200 {
         assert!(t.elapsed() < Duration::from_secs(30));
@@ -297,9 +302,8 @@ fn two_tasks_split_the_partitions() {
         .unwrap();
     let mut parts = Vec::new();
     for task in [7, 9] {
-        let mut s = KafkaSpout::new(conf.clone());
-        let mut em = emitter(ReliabilityMode::AtLeastOnce);
-        s.open(&context(ReliabilityMode::AtLeastOnce, task, &[9, 7]));
+        let (mut s, mut em) =
+            open_task_of(conf.clone(), ReliabilityMode::AtLeastOnce, task, &[9, 7]);
         s.next_tuple(&mut SpoutOutputCollector::new(&mut em));
         parts.push(
             s.assigned()
@@ -322,9 +326,7 @@ fn a_topic_pattern_reads_every_matching_topic() {
     let conf = KafkaSpoutConfig::builder_pattern(&brokers, format!("{prefix}-[a-z]"))
         .build()
         .unwrap();
-    let mut s = KafkaSpout::new(conf);
-    let mut em = emitter(ReliabilityMode::AtLeastOnce);
-    s.open(&context(ReliabilityMode::AtLeastOnce, 1, &[1]));
+    let (mut s, mut em) = open_task(conf, ReliabilityMode::AtLeastOnce);
     s.next_tuple(&mut SpoutOutputCollector::new(&mut em));
     let got: Vec<String> = s.assigned().iter().map(ToString::to_string).collect();
     let want: Vec<String> = ["a-0", "a-1", "b-0", "b-1"]

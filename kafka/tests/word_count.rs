@@ -4,6 +4,7 @@
 mod support;
 
 use heron_testkit::process::{component_pids, role_pids, ProcessGuard};
+use heron_testkit::wait::{Outcome, Wait};
 use heron_testkit::{wait_for, LocalCluster};
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::CommandExt;
@@ -76,19 +77,36 @@ impl Run {
         committed_count(&self.brokers, &self.group, &self.input)
     }
 
+    /// Waits for `cond` (polled every 250 ms); on a timeout prints the logs and fails.
+    fn wait<O: Outcome>(&self, what: &str, limit: Duration, cond: impl FnMut() -> O) -> O::Value {
+        Wait::new(what)
+            .timeout(limit)
+            .every(Duration::from_millis(250))
+            .try_until(cond)
+            .unwrap_or_else(|e| {
+                self.dump();
+                panic!("{e}; committed: {:?}", self.progress())
+            })
+    }
+
+    fn progress(&self) -> Result<Vec<heron_kafka::PartitionProgress>, heron_kafka::KafkaError> {
+        heron_kafka::group_progress(&self.brokers, &self.group, &self.input)
+    }
+
     fn wait_committed(&self, at_least: i64, limit: Duration) {
         let what = format!("{at_least} records of {} committed", self.input);
-        let t = Instant::now();
-        while self.committed() < at_least {
-            if t.elapsed() > limit {
-                self.dump();
-                panic!(
-                    "timed out after {limit:?} waiting for {what} (now {})",
-                    self.committed()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        self.wait(&what, limit, || self.committed() >= at_least);
+    }
+
+    /// Waits until `records` input records and the end of every partition are committed.
+    fn wait_all_committed(
+        &self,
+        records: i64,
+        limit: Duration,
+    ) -> Vec<heron_kafka::PartitionProgress> {
+        self.wait("every offset committed", limit, || {
+            all_committed(&self.brokers, &self.group, &self.input, records)
+        })
     }
 
     fn dump(&self) {
@@ -226,19 +244,7 @@ fn at_least_once_survives_a_killed_spout_and_stream_manager() {
     run.kill_and_wait_restart("a stream manager", || role_pids(&home, "stmgr"));
     producing.join().expect("the producer");
     let t = Instant::now();
-    let done = loop {
-        if let Some(ps) = all_committed(&run.brokers, &run.group, &run.input, N as i64) {
-            break ps;
-        }
-        if t.elapsed() > Duration::from_secs(240) {
-            run.dump();
-            panic!(
-                "not every offset was committed: {:?}",
-                heron_kafka::group_progress(&run.brokers, &run.group, &run.input)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    let done = run.wait_all_committed(N as i64, Duration::from_secs(240));
     eprintln!(
         "every offset committed {:.1}s after the last record was sent: {done:?}",
         t.elapsed().as_secs_f64()
@@ -311,14 +317,7 @@ fn update_reassigns_partitions_and_rereads_only_uncommitted_records() {
     produce(&brokers, &run.input, 4, HALF..2 * HALF, 5_000)
         .join()
         .unwrap();
-    let t = Instant::now();
-    while all_committed(&run.brokers, &run.group, &run.input, 2 * HALF as i64).is_none() {
-        if t.elapsed() > Duration::from_secs(240) {
-            run.dump();
-            panic!("not every offset was committed after the update");
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    run.wait_all_committed(2 * HALF as i64, Duration::from_secs(240));
     // each partition is read by exactly one of the 4 tasks
     let assigned = spout_assignments(&run);
     assert_eq!(assigned.len(), 4, "{assigned:?}");
@@ -376,13 +375,15 @@ fn effectively_once_output_is_exact_after_dropping_repeated_sink_ids() {
     let producing = produce(&brokers, &run.input, 4, 0..N, 2_000);
     run.wait_committed(3_000, Duration::from_secs(180));
     let home = run.cluster.home().to_path_buf();
-    // a kill every few seconds: the spout, a stream manager, a counting task, a sink task
+    // a kill every few seconds (every 3 000 more records committed, a checkpoint or more
+    // apart): the spout, a stream manager, a counting task, a sink task
+    let limit = Duration::from_secs(180);
     run.kill_and_wait_restart("a kafka-spout instance", || run.spout_tasks());
-    std::thread::sleep(Duration::from_secs(3));
+    run.wait_committed((run.committed() + 3_000).min(N as i64), limit);
     run.kill_and_wait_restart("a stream manager", || role_pids(&home, "stmgr"));
-    std::thread::sleep(Duration::from_secs(3));
+    run.wait_committed((run.committed() + 3_000).min(N as i64), limit);
     run.kill_and_wait_restart("a count instance", || component_pids(&home, "count"));
-    std::thread::sleep(Duration::from_secs(3));
+    run.wait_committed((run.committed() + 3_000).min(N as i64), limit);
     run.kill_and_wait_restart("a kafka-bolt instance", || {
         component_pids(&home, "kafka-bolt")
     });
@@ -390,27 +391,21 @@ fn effectively_once_output_is_exact_after_dropping_repeated_sink_ids() {
     let expected = expected_counts(0..N);
     let words: i64 = expected.values().sum();
     // the group's commits follow consistent checkpoints; the output follows the same ones
-    let t = Instant::now();
-    let (distinct, records) = loop {
-        if t.elapsed() > Duration::from_secs(300) {
-            run.dump();
-            panic!("the output never held one record per word occurrence");
-        }
-        std::thread::sleep(Duration::from_secs(1));
-        if all_committed(&run.brokers, &run.group, &run.input, N as i64).is_none() {
-            continue;
-        }
-        let records = read_all(&run.brokers, &run.output);
-        let mut ids = HashSet::new();
-        let distinct: Vec<OutRecord> = records
-            .iter()
-            .filter(|r| ids.insert(r.sink_id.clone().expect("every record has a sink id")))
-            .cloned()
-            .collect();
-        if distinct.len() as i64 >= words {
-            break (distinct, records.len());
-        }
-    };
+    run.wait_all_committed(N as i64, Duration::from_secs(300));
+    let (distinct, records) = run.wait(
+        "one output record per word occurrence",
+        Duration::from_secs(120),
+        || {
+            let records = read_all(&run.brokers, &run.output);
+            let mut ids = HashSet::new();
+            let distinct: Vec<OutRecord> = records
+                .iter()
+                .filter(|r| ids.insert(r.sink_id.clone().expect("every record has a sink id")))
+                .cloned()
+                .collect();
+            (distinct.len() as i64 >= words).then_some((distinct, records.len()))
+        },
+    );
     assert_eq!(
         distinct.len() as i64,
         words,
