@@ -20,6 +20,17 @@ fn run(env: &TestEnv, example: &str, args: &[&Path]) {
 
 #[test]
 fn streamlet_word_count_is_exact() {
+    word_count_is_exact(&[]);
+}
+
+/// The same word count over `(word, ())` pairs, counted by the pairs' own keys
+/// (`count_by_window`).
+#[test]
+fn streamlet_word_count_over_pairs_is_exact() {
+    word_count_is_exact(&["--pairs".as_ref()]);
+}
+
+fn word_count_is_exact(extra: &[&Path]) {
     let env = TestEnv::new();
     let dir = env.home().join("wc");
     std::fs::create_dir_all(&dir).unwrap();
@@ -43,7 +54,16 @@ fn streamlet_word_count_is_exact() {
     run(
         &env,
         "streamlet_word_count",
-        &["--input".as_ref(), &input, "--output".as_ref(), &output],
+        &[
+            &[
+                "--input".as_ref(),
+                input.as_path(),
+                "--output".as_ref(),
+                &output,
+            ][..],
+            extra,
+        ]
+        .concat(),
     );
     let got: BTreeMap<String, i64> = std::fs::read_to_string(&output)
         .unwrap()

@@ -1,5 +1,5 @@
 //! The bench's word count in the Streamlet API (`--topology streamlet-word-count`): the same
-//! spout, then `flat_map` (split), `reduce_by_key_and_window` (count per word in tumbling
+//! spout, then `flat_map` (split into word → (1, emit time) pairs), `reduce_by_window` (count per word in tumbling
 //! 1000-word windows, keeping the newest emit time) and a sink that counts the words of every
 //! window and records end-to-end latency from that newest emit time.
 
@@ -59,16 +59,14 @@ pub fn build(opts: &Options, name: &str) -> Result<HeronTopology, TopologyError>
     .flat_map(|(sentence, ts): (String, i64)| {
         sentence
             .split_whitespace()
-            .map(|w| (w.to_owned(), ts))
+            .map(|w| KeyValue::new(w.to_owned(), (1i64, ts)))
             .collect::<Vec<_>>()
     })
     .set_name("split")
     .set_num_partitions(p)
-    .reduce_by_key_and_window(
-        |(word, _): &(String, i64)| word.clone(),
-        |(_, ts): &(String, i64)| (1i64, *ts),
+    .reduce_by_window(
         WindowConfig::tumbling(Length::count(WINDOW)),
-        |a, b| (a.0 + b.0, a.1.max(b.1)),
+        |a: (i64, i64), b| (a.0 + b.0, a.1.max(b.1)),
     )
     .set_name("count")
     .set_num_partitions(p)

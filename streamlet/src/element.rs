@@ -469,4 +469,20 @@ mod tests {
         assert!(from_value::<i64>(Value::from("not a number")).is_err());
         assert!(from_value::<(i64, i64)>(Value::Bytes(vec![BINARY_TAG, 0xff])).is_err());
     }
+
+    #[test]
+    fn decoding_a_pair_over_the_last_one_reuses_its_key_buffer() {
+        let mut place = crate::KeyValue::new(String::with_capacity(32), 0i64);
+        let ptr = place.key.as_ptr();
+        for (w, n) in [("word", 1i64), ("other", 2)] {
+            let v = to_value(&crate::KeyValue::new(w.to_string(), n)).unwrap();
+            decode_into(&v, &mut place).unwrap();
+            assert_eq!((place.key.as_str(), place.value), (w, n));
+        }
+        assert_eq!(
+            place.key.as_ptr(),
+            ptr,
+            "decoded in place (serde_derive's deserialize_in_place)"
+        );
+    }
 }

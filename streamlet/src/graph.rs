@@ -2,6 +2,7 @@
 //! [`Builder::build`] compiles every stage to one spout or bolt of a [`TopologyBuilder`].
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
@@ -17,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::ops::{
-    ElementGrouping, FnSink, KeyHash, LogSink, Outlet, Sink, SinkBolt, Step, StepFn, SupplierSpout,
-    TransformBolt, Transformer, KEY_FIELD,
+    ElementGrouping, FnSink, KeyHash, KeyOf, LogSink, Outlet, Sink, SinkBolt, Step, StepFn,
+    SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
 };
 use crate::tumbling::TumblingReduceBolt;
 use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
@@ -451,8 +452,8 @@ impl<T: Element> Streamlet<T> {
         self.builder().add("transform", make, inputs)
     }
 
-    fn keyed_input<K: Hash + 'static>(&self, key: Arc<dyn Fn(&T) -> K + Send + Sync>) -> Input {
-        let hash: KeyHash<T> = Arc::new(move |t| hash_key(&key(t)));
+    fn keyed_input<K: Key>(&self, key: KeyOf<T, K>) -> Input {
+        let hash: KeyHash<T> = Arc::new(move |t| hash_key(key(t).as_ref()));
         let by_element = Grouping::custom(ElementGrouping::by_key(hash.clone()));
         Input {
             from: self.id,
@@ -469,9 +470,21 @@ impl<T: Element> Streamlet<T> {
         windows: WindowConfig,
         reduce: impl Fn(V, V) -> V + Send + Sync + 'static,
     ) -> Streamlet<KeyValue<KeyedWindow<K>, V>> {
-        let key: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key);
-        let value: Arc<dyn Fn(&T) -> V + Send + Sync> = Arc::new(value);
-        let reduce: Arc<dyn Fn(V, V) -> V + Send + Sync> = Arc::new(reduce);
+        self.reduce_keyed(
+            Arc::new(move |t| Cow::Owned(key(t))),
+            Arc::new(value),
+            windows,
+            Arc::new(reduce),
+        )
+    }
+
+    fn reduce_keyed<K: Key, V: Element>(
+        &self,
+        key: KeyOf<T, K>,
+        value: Arc<dyn Fn(&T) -> V + Send + Sync>,
+        windows: WindowConfig,
+        reduce: Arc<dyn Fn(V, V) -> V + Send + Sync>,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, V>> {
         let input = self.keyed_input(key.clone());
         let make = match windows.tumbling_length() {
             // tumbling in processing time: reduced as tuples arrive
@@ -493,7 +506,7 @@ impl<T: Element> Streamlet<T> {
             None => Make::Windowed(
                 with_outlets(move |outlets| {
                     Box::new(ReduceBolt {
-                        key: key.clone(),
+                        key: owned(key.clone()),
                         value: value.clone(),
                         reduce: reduce.clone(),
                         outlets: outlets.to_vec(),
@@ -529,9 +542,10 @@ impl<T: Element> Streamlet<T> {
         let left_key: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(this_key);
         let right_key: Arc<dyn Fn(&R) -> K + Send + Sync> = Arc::new(other_key);
         let join: JoinFn<T, R, O> = Arc::new(join);
+        let (left, right) = (left_key.clone(), right_key.clone());
         let inputs = vec![
-            self.keyed_input(left_key.clone()),
-            other.keyed_input(right_key.clone()),
+            self.keyed_input::<K>(Arc::new(move |t| Cow::Owned(left(t)))),
+            other.keyed_input::<K>(Arc::new(move |t| Cow::Owned(right(t)))),
         ];
         let make = Make::Windowed(
             with_outlets(move |outlets| {
@@ -597,5 +611,58 @@ impl<T: Element> Streamlet<T> {
             read: Read::Shuffle,
         }];
         self.builder().add(op, make, inputs)
+    }
+}
+
+/// A key extractor that makes its keys (what windowed bolts holding elements use).
+fn owned<T: 'static, K: Key>(key: KeyOf<T, K>) -> Arc<dyn Fn(&T) -> K + Send + Sync> {
+    Arc::new(move |t| key(t).into_owned())
+}
+
+/// Streamlets of key-value pairs (Heron's `KVStreamlet`): keyed operations by the pairs' own
+/// keys, read in place (routing and window lookups copy no key per element).
+impl<K: Key, V: Element + Clone> Streamlet<KeyValue<K, V>> {
+    /// Per window and key, the pairs' values reduced with `reduce`: the
+    /// [`reduce_by_key_and_window`](Self::reduce_by_key_and_window) of a keyed stream.
+    ///
+    /// ```
+    /// use heron_api::window::{Length, WindowConfig};
+    /// use heron_api::Config;
+    /// use heron_streamlet::{Builder, KeyValue};
+    ///
+    /// let b = Builder::new();
+    /// b.new_source(|| "to be or not to be".to_string())
+    ///     .flat_map(|s: String| {
+    ///         s.split(' ').map(|w| KeyValue::new(w.to_owned(), 1i64)).collect::<Vec<_>>()
+    ///     })
+    ///     .reduce_by_window(WindowConfig::tumbling(Length::count(100)), |a, b| a + b)
+    ///     .log();
+    /// assert_eq!(b.build("KvWordCount", Config::new()).unwrap().to_proto().bolts.len(), 3);
+    /// ```
+    pub fn reduce_by_window(
+        &self,
+        windows: WindowConfig,
+        reduce: impl Fn(V, V) -> V + Send + Sync + 'static,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, V>> {
+        self.reduce_keyed(
+            Arc::new(|kv: &KeyValue<K, V>| Cow::Borrowed(&kv.key)),
+            Arc::new(|kv: &KeyValue<K, V>| kv.value.clone()),
+            windows,
+            Arc::new(reduce),
+        )
+    }
+
+    /// Per window and key, how many pairs: the
+    /// [`count_by_key_and_window`](Self::count_by_key_and_window) of a keyed stream.
+    pub fn count_by_window(
+        &self,
+        windows: WindowConfig,
+    ) -> Streamlet<KeyValue<KeyedWindow<K>, i64>> {
+        self.reduce_keyed(
+            Arc::new(|kv: &KeyValue<K, V>| Cow::Borrowed(&kv.key)),
+            Arc::new(|_: &KeyValue<K, V>| 1i64),
+            windows,
+            Arc::new(|a, b| a + b),
+        )
     }
 }

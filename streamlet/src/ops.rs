@@ -3,6 +3,7 @@
 //! each stage sends its elements (a plain stream, and a keyed stream per keyed consumer).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use heron_api::{
@@ -21,6 +22,13 @@ pub const KEY_FIELD: &str = "key";
 
 /// A key function, hashed (what a keyed consumer is routed by).
 pub(crate) type KeyHash<T> = Arc<dyn Fn(&T) -> i64 + Send + Sync>;
+
+/// A key extractor that lends the key when the element holds it (a [`KeyValue`]'s key) and
+/// makes it otherwise (a user's key function): routing and lookups need no copy of a key the
+/// element already has.
+///
+/// [`KeyValue`]: crate::KeyValue
+pub(crate) type KeyOf<T, K> = Arc<dyn for<'a> Fn(&'a T) -> Cow<'a, K> + Send + Sync>;
 
 /// One stream a stage emits on, with the key hash of its consumer when it is keyed; the key
 /// function is type-erased (a [`KeyHash<T>`] of the stage's element type).

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::graph::KeyHasher;
-use crate::ops::{element_into_or_fail, Out, Outlet};
+use crate::ops::{element_into_or_fail, KeyOf, Out, Outlet};
 use crate::window_ops::{KeyValue, KeyedWindow, WindowInfo};
 
 /// A key's running value and, under acking, its tuples.
@@ -24,8 +24,8 @@ struct Acc<V> {
 }
 
 /// Tumbling windows of `length`, reduced per key as tuples arrive.
-pub(crate) struct TumblingReduceBolt<T, K, V> {
-    pub key: Arc<dyn Fn(&T) -> K + Send + Sync>,
+pub(crate) struct TumblingReduceBolt<T, K: Clone, V> {
+    pub key: KeyOf<T, K>,
     pub value: Arc<dyn Fn(&T) -> V + Send + Sync>,
     pub reduce: Arc<dyn Fn(V, V) -> V + Send + Sync>,
     pub length: Length,
@@ -147,7 +147,7 @@ where
         let (k, v) = ((self.key)(e), (self.value)(e));
         let state = self.state.as_mut().expect("prepared");
         let reduce = &self.reduce;
-        match state.accs.get_mut(&k) {
+        match state.accs.get_mut(k.as_ref()) {
             Some(acc) => {
                 acc.value = Some(match acc.value.take() {
                     Some(old) => reduce(old, v),
@@ -164,7 +164,7 @@ where
                     Vec::new()
                 };
                 state.accs.insert(
-                    k,
+                    k.into_owned(),
                     Acc {
                         value: Some(v),
                         tuples,
@@ -216,7 +216,7 @@ mod tests {
 
     fn bolt(length: Length) -> TumblingReduceBolt<String, String, i64> {
         TumblingReduceBolt {
-            key: Arc::new(|w: &String| w.clone()),
+            key: Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
             value: Arc::new(|_: &String| 1),
             reduce: Arc::new(|a, b| a + b),
             length,
@@ -269,5 +269,49 @@ mod tests {
             1,
             "the sixth waits in the next window"
         );
+    }
+
+    #[test]
+    fn pairs_are_reduced_by_their_own_keys_lent_not_copied() {
+        let mut b: TumblingReduceBolt<crate::KeyValue<String, i64>, String, i64> =
+            TumblingReduceBolt {
+                key: Arc::new(|kv: &crate::KeyValue<String, i64>| {
+                    std::borrow::Cow::Borrowed(&kv.key)
+                }),
+                value: Arc::new(|kv: &crate::KeyValue<String, i64>| kv.value),
+                reduce: Arc::new(|a, b| a + b),
+                length: Length::count(4),
+                outlets: vec![Outlet {
+                    stream: "default".into(),
+                    key: None,
+                }],
+                out: None,
+                state: None,
+                slot: None,
+            };
+        let streams = [StreamDecl {
+            id: "default".into(),
+            fields: Fields::new(["element"]),
+            direct: false,
+        }];
+        let mut em = Emitter::new("count", 1, ReliabilityMode::AtMostOnce, &streams);
+        let ctx = TopologyContext::builder("t", "count", 1).build();
+        b.prepare(&ctx);
+        let src = Arc::new(TupleSource::new(
+            "split",
+            "to-count-0",
+            Fields::new(["element", "key"]),
+        ));
+        for (w, n) in [("a", 2), ("b", 5), ("a", 3)] {
+            let kv = crate::KeyValue::new(w.to_string(), n);
+            let v = crate::element::to_value(&kv).unwrap();
+            let t = Tuple::from_runtime(src.clone(), 2, vec![v, Value::Int(0)], 0, &[]);
+            b.execute(&t, &mut OutputCollector::new(&mut em));
+        }
+        let accs = &b.state.as_ref().unwrap().accs;
+        assert_eq!(accs.len(), 2);
+        assert_eq!(accs["a"].value, Some(5));
+        assert_eq!(accs["b"].value, Some(5));
+        assert_eq!(em.counters().emitted, 0, "the window of 4 is still open");
     }
 }

@@ -42,6 +42,18 @@ pub struct KeyValue<K, V> {
     pub value: V,
 }
 
+impl<K, V> KeyValue<K, V> {
+    /// A pair.
+    ///
+    /// ```
+    /// let kv = heron_streamlet::KeyValue::new("k", 1);
+    /// assert_eq!((kv.key, kv.value), ("k", 1));
+    /// ```
+    pub fn new(key: K, value: V) -> KeyValue<K, V> {
+        KeyValue { key, value }
+    }
+}
+
 /// Which elements a join keeps (Heron's `JoinType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinType {
