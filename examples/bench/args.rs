@@ -109,6 +109,9 @@ pub struct Options {
     pub python: String,
     /// `heron-rs.tls.enabled`: TLS on the links between daemons.
     pub tls: bool,
+    /// streamlet-word-count: split with `flat_map` (a `String` per word) instead of a
+    /// `transform` that overwrites one pair.
+    pub streamlet_flat_map: bool,
     /// Extra topology config (`--conf KEY=VALUE`), set last.
     pub conf: Vec<(String, String)>,
 }
@@ -129,6 +132,8 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --python PATH                  the Python of the multilang topologies' pystorm bolts
                                  (default python3; it must import pystorm)
   --tls                          TLS on the links between daemons (heron-rs.tls.enabled)
+  --streamlet-flat-map           streamlet-word-count splits with flat_map (a String per
+                                 word) instead of a transform that reuses one pair
   --conf KEY=VALUE               any topology config, e.g. the back-pressure watermarks
                                  (heron.streammgr.network.backpressure.highwatermark.mb); repeatable
   --json                         print one JSON object instead of a summary
@@ -155,6 +160,7 @@ impl Options {
             checkpoint_interval: Duration::from_secs(10),
             python: "python3".to_string(),
             tls: false,
+            streamlet_flat_map: false,
             conf: Vec::new(),
         };
         let mut warmup_given = false;
@@ -217,6 +223,7 @@ impl Options {
                 }
                 "--json" if inline.is_none() => o.json = true,
                 "--tls" if inline.is_none() => o.tls = true,
+                "--streamlet-flat-map" if inline.is_none() => o.streamlet_flat_map = true,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {
                         "timely" => Some(Peer::Timely),

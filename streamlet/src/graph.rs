@@ -132,8 +132,10 @@ fn hash_key<K: Hash>(k: &K) -> i64 {
     h.finish() as i64
 }
 
-/// FNV-1a over the bytes a key hashes, finished with a multiply-xorshift (also the hasher of
-/// the stages' own key maps).
+/// The hasher of keys: eight bytes at a time, each folded in with a rotate, xor and multiply
+/// (FxHash's step), finished with a multiply-xorshift so every bit of the result depends on
+/// the input (partitions are the hash modulo the task count; the stages' own key maps use it
+/// too). Fixed: no random seed, the same in every process of one build.
 pub(crate) struct KeyHasher(u64);
 
 impl Default for KeyHasher {
@@ -142,16 +144,57 @@ impl Default for KeyHasher {
     }
 }
 
+impl KeyHasher {
+    #[inline]
+    fn fold(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
 impl Hasher for KeyHasher {
+    #[inline]
     fn finish(&self) -> u64 {
         let x = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         x ^ (x >> 29)
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.fold(u64::from_le_bytes(w.try_into().expect("8 bytes")));
         }
+        let rest = words.remainder();
+        let n = rest.len();
+        // the last 1-7 bytes in at most two reads (overlapping when n < 8), which with n
+        // determine them; n itself keeps "a" and "a\0" apart
+        let last = match n {
+            0 => return,
+            4.. => {
+                let lo = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+                let hi = u32::from_le_bytes(rest[n - 4..].try_into().expect("4 bytes"));
+                u64::from(lo) | (u64::from(hi) << 32)
+            }
+            _ => {
+                u64::from(rest[0]) | (u64::from(rest[n / 2]) << 8) | (u64::from(rest[n - 1]) << 16)
+            }
+        };
+        self.fold(last ^ ((n as u64) << 59));
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.fold(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.fold(i);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.fold(i as u64);
     }
 }
 
@@ -332,7 +375,7 @@ impl<T: Element> Streamlet<T> {
         &self,
         op: &'static str,
         inputs: Vec<Input>,
-        step: impl Fn(T, &mut dyn FnMut(B)) + Send + Sync + 'static,
+        step: impl Fn(T, &mut dyn FnMut(&B)) + Send + Sync + 'static,
     ) -> Streamlet<B> {
         let step: Step<T, B> = Arc::new(step);
         let make = Make::Bolt(with_outlets(move |outlets| {
@@ -348,7 +391,7 @@ impl<T: Element> Streamlet<T> {
     fn step<B: Element>(
         &self,
         op: &'static str,
-        step: impl Fn(T, &mut dyn FnMut(B)) + Send + Sync + 'static,
+        step: impl Fn(T, &mut dyn FnMut(&B)) + Send + Sync + 'static,
     ) -> Streamlet<B> {
         let inputs = vec![Input {
             from: self.id,
@@ -359,14 +402,14 @@ impl<T: Element> Streamlet<T> {
 
     /// Each element through `f`.
     pub fn map<B: Element>(&self, f: impl Fn(T) -> B + Send + Sync + 'static) -> Streamlet<B> {
-        self.step("map", move |t, emit| emit(f(t)))
+        self.step("map", move |t, emit| emit(&f(t)))
     }
 
     /// The elements `f` keeps.
     pub fn filter(&self, f: impl Fn(&T) -> bool + Send + Sync + 'static) -> Streamlet<T> {
         self.step("filter", move |t, emit| {
             if f(&t) {
-                emit(t)
+                emit(&t)
             }
         })
     }
@@ -377,7 +420,7 @@ impl<T: Element> Streamlet<T> {
         f: impl Fn(T) -> I + Send + Sync + 'static,
     ) -> Streamlet<B> {
         self.step("flatmap", move |t, emit| {
-            f(t).into_iter().for_each(&mut *emit)
+            f(t).into_iter().for_each(|b| emit(&b))
         })
     }
 
@@ -388,7 +431,7 @@ impl<T: Element> Streamlet<T> {
         value: impl Fn(T) -> V + Send + Sync + 'static,
     ) -> Streamlet<KeyValue<K, V>> {
         self.step("keyby", move |t, emit| {
-            emit(KeyValue {
+            emit(&KeyValue {
                 key: key(&t),
                 value: value(t),
             })
@@ -407,13 +450,13 @@ impl<T: Element> Streamlet<T> {
                 read: Read::Shuffle,
             },
         ];
-        self.step_from("union", inputs, |t, emit| emit(t))
+        self.step_from("union", inputs, |t, emit| emit(&t))
     }
 
     /// `n` streamlets, each with every element of this one (each its own stage).
     pub fn clone_into(&self, n: usize) -> Vec<Streamlet<T>> {
         (0..n)
-            .map(|_| self.step("clone", |t, emit| emit(t)))
+            .map(|_| self.step("clone", |t, emit| emit(&t)))
             .collect()
     }
 
@@ -429,7 +472,7 @@ impl<T: Element> Streamlet<T> {
             from: self.id,
             read: Read::Partitioned(grouping),
         }];
-        self.step_from("repartition", inputs, |t, emit| emit(t))
+        self.step_from("repartition", inputs, |t, emit| emit(&t))
             .set_num_partitions(partitions)
     }
 

@@ -113,3 +113,55 @@ fn a_name_used_twice_is_refused() {
         .to_string();
     assert!(e.contains("\"x\""), "{e}");
 }
+
+#[test]
+fn the_key_hash_is_fixed_spreads_words_evenly_and_tells_lengths_apart() {
+    use std::hash::BuildHasher;
+    let h = std::hash::BuildHasherDefault::<crate::graph::KeyHasher>::default();
+    let one = |s: &str| h.hash_one(s);
+    assert_eq!(one("word"), one("word"), "no random seed");
+    assert_ne!(one("a"), one("a\0"));
+    assert_ne!(one("abcdefgh"), one("abcdefgh\0"));
+    assert_ne!(h.hash_one(1i64), h.hash_one(2i64));
+    // 4 000 words over 4 and 3 partitions: each gets its share within 15 %
+    for n in [3u64, 4] {
+        let mut buckets = vec![0u32; n as usize];
+        for i in 0..4000 {
+            buckets[(one(&format!("w{i}")) % n) as usize] += 1;
+        }
+        let share = 4000 / n as u32;
+        for b in &buckets {
+            assert!(b.abs_diff(share) * 100 < share * 15, "{n}: {buckets:?}");
+        }
+    }
+}
+
+#[test]
+fn short_keys_of_every_length_hash_apart() {
+    use std::collections::HashSet;
+    use std::hash::BuildHasher;
+    let h = std::hash::BuildHasherDefault::<crate::graph::KeyHasher>::default();
+    // every string of 0-3 bytes over a small alphabet, and 4-15 bytes with one byte changed
+    let alphabet = [0u8, 1, b'a', b'b', 0xff];
+    let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
+    for len in 1..=3 {
+        let mut next = Vec::new();
+        for k in keys.iter().filter(|k| k.len() == len - 1) {
+            for &c in &alphabet {
+                let mut k = k.clone();
+                k.push(c);
+                next.push(k);
+            }
+        }
+        keys.extend(next);
+    }
+    for len in 4..=15 {
+        for i in 0..len {
+            let mut k = vec![b'x'; len];
+            k[i] = b'y';
+            keys.push(k);
+        }
+    }
+    let hashes: HashSet<u64> = keys.iter().map(|k| h.hash_one(k.as_slice())).collect();
+    assert_eq!(hashes.len(), keys.len());
+}

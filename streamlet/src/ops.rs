@@ -231,24 +231,53 @@ impl<T: Serialize + Send + 'static> Spout for SupplierSpout<T> {
 }
 
 /// What an element-wise stage does with one input element.
-pub(crate) type Step<A, B> = Arc<dyn Fn(A, &mut dyn FnMut(B)) + Send + Sync>;
+pub(crate) type Step<A, B> = Arc<dyn Fn(A, &mut dyn FnMut(&B)) + Send + Sync>;
 
 /// map, filter, flat_map, union, clone, repartition and spout decoding: a function from one
 /// element to any number of elements, run as a [`Transformer`].
 pub(crate) struct StepFn<A, B>(pub Step<A, B>);
 
 impl<A, B> Transformer<A, B> for StepFn<A, B> {
-    fn transform(&mut self, element: A, emit: &mut dyn FnMut(B)) {
+    fn transform(&mut self, element: A, emit: &mut dyn FnMut(&B)) {
         (self.0)(element, emit)
     }
 }
 
 /// A user-supplied element transformer with a life cycle (Heron's `SerializableTransformer`).
+///
+/// A splitter into `(word, 1)` pairs that reuses one pair for every word it emits:
+///
+/// ```
+/// use heron_streamlet::{Builder, KeyValue, Transformer};
+///
+/// #[derive(Default)]
+/// struct Words(KeyValue<String, i64>);
+///
+/// impl Transformer<String, KeyValue<String, i64>> for Words {
+///     fn transform(&mut self, line: String, emit: &mut dyn FnMut(&KeyValue<String, i64>)) {
+///         for w in line.split_whitespace() {
+///             self.0.key.clear();
+///             self.0.key.push_str(w);
+///             self.0.value = 1;
+///             emit(&self.0);
+///         }
+///     }
+/// }
+///
+/// let mut seen = Vec::new();
+/// Words::default().transform("a b".into(), &mut |kv| seen.push(kv.key.clone()));
+/// assert_eq!(seen, ["a", "b"]);
+/// let b = Builder::new();
+/// b.new_source(|| "to be".to_string()).transform(Words::default).log();
+/// assert!(b.build("Words", heron_api::Config::new()).is_ok());
+/// ```
 pub trait Transformer<A, B>: Send {
     /// Called once before any element.
     fn setup(&mut self, _ctx: &TopologyContext) {}
-    /// Transforms one element, emitting any number through `emit`.
-    fn transform(&mut self, element: A, emit: &mut dyn FnMut(B));
+    /// Transforms one element, emitting any number through `emit`. `emit` takes a reference
+    /// and encodes the element before it returns, so a transformer may emit one element it
+    /// keeps and overwrites (no allocation per element emitted).
+    fn transform(&mut self, element: A, emit: &mut dyn FnMut(&B));
     /// Called when the task stops.
     fn cleanup(&mut self) {}
 }
@@ -277,7 +306,7 @@ impl<A: DeserializeOwned + 'static, B: Serialize + 'static> Bolt for TransformBo
         };
         let out = self.out.as_mut().expect("prepared");
         self.transformer
-            .transform(a, &mut |b| out.emit(c, &[input], &b));
+            .transform(a, &mut |b| out.emit(c, &[input], b));
         c.ack(input);
     }
 

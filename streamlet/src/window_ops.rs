@@ -34,7 +34,7 @@ pub struct KeyedWindow<K> {
 }
 
 /// A key and a value (Heron's `KeyValue`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KeyValue<K, V> {
     /// The key.
     pub key: K,
