@@ -226,18 +226,34 @@ fn plan_arriving_after_registration_and_tick_tuples() {
     assert!(done.recv_timeout(TIMEOUT).unwrap().is_err());
 }
 
+/// The tasks of the plan `upper` (task 3) starts with.
+const UPPER_TASKS: &[(i32, &str, i32)] = &[(1, "src", 0), (3, "upper", 0)];
+
+/// A running plan of `tasks` for `topology(None)`.
+fn running_plan(tasks: &[(i32, &str, i32)]) -> heron_proto::system::PhysicalPlan {
+    pplan(&topology(None), tasks, TopologyState::Running)
+}
+
+/// An `upper` instance (task 3) registered with a fake stream manager that gave it the plan
+/// of [`UPPER_TASKS`]; the stream manager and what the instance's run returns.
+fn registered_upper() -> (
+    FakeStmgr,
+    std::sync::mpsc::Receiver<Result<(), InstanceError>>,
+) {
+    let (listener, port) = listen();
+    let done = spawn_instance(
+        topology(None),
+        instance_config(port, "upper", 3, None),
+        fast_options(),
+    );
+    let mut sm = FakeStmgr::accept(&listener);
+    sm.register(StatusCode::Ok, Some(running_plan(UPPER_TASKS)));
+    (sm, done)
+}
+
 #[test]
 fn malformed_packet_closes_the_connection() {
-    let (listener, port) = listen();
-    let t = topology(None);
-    let plan = pplan(
-        &t,
-        &[(1, "src", 0), (3, "upper", 0)],
-        TopologyState::Running,
-    );
-    let done = spawn_instance(t, instance_config(port, "upper", 3, None), fast_options());
-    let mut sm = FakeStmgr::accept(&listener);
-    sm.register(StatusCode::Ok, Some(plan));
+    let (mut sm, done) = registered_upper();
     // A header whose type-name length does not fit the packet.
     sm.stream
         .write_all(&[0, 0, 0, 50, 0x7f, 0, 0, 0, 1, 2, 3, 4])
@@ -255,21 +271,8 @@ fn malformed_packet_closes_the_connection() {
 
 #[test]
 fn plan_moving_the_task_is_fatal() {
-    let (listener, port) = listen();
-    let t = topology(None);
-    let plan = pplan(
-        &t,
-        &[(1, "src", 0), (3, "upper", 0)],
-        TopologyState::Running,
-    );
-    let moved = pplan(
-        &t,
-        &[(1, "src", 0), (4, "upper", 0)],
-        TopologyState::Running,
-    );
-    let done = spawn_instance(t, instance_config(port, "upper", 3, None), fast_options());
-    let mut sm = FakeStmgr::accept(&listener);
-    sm.register(StatusCode::Ok, Some(plan));
+    let (mut sm, done) = registered_upper();
+    let moved = running_plan(&[(1, "src", 0), (4, "upper", 0)]);
     sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage { pplan: moved });
     let result = done.recv_timeout(TIMEOUT).unwrap();
     assert!(
@@ -285,27 +288,16 @@ fn plan_moving_the_task_is_fatal() {
 fn a_plan_with_other_tasks_restarts_the_instance() {
     // `heron update --component-parallelism src:2`: our task stays, but the component must
     // open again with the new plan (its task list), so the instance exits to be restarted
-    let (listener, port) = listen();
-    let t = topology(None);
-    let plan = pplan(
-        &t,
-        &[(1, "src", 0), (3, "upper", 0)],
-        TopologyState::Running,
-    );
-    let grown = pplan(
-        &t,
-        &[(1, "src", 0), (2, "src", 0), (3, "upper", 0)],
-        TopologyState::Running,
-    );
-    let done = spawn_instance(t, instance_config(port, "upper", 3, None), fast_options());
-    let mut sm = FakeStmgr::accept(&listener);
-    sm.register(StatusCode::Ok, Some(plan.clone()));
+    let (mut sm, done) = registered_upper();
     // the same plan again (a stream manager reconnecting) changes nothing
-    sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage { pplan: plan });
+    sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage {
+        pplan: running_plan(UPPER_TASKS),
+    });
     assert!(
         done.recv_timeout(Duration::from_millis(300)).is_err(),
         "still running"
     );
+    let grown = running_plan(&[(1, "src", 0), (2, "src", 0), (3, "upper", 0)]);
     sm.send(&heron_proto::stmgr::NewInstanceAssignmentMessage { pplan: grown });
     let result = done.recv_timeout(TIMEOUT).unwrap();
     assert!(

@@ -662,6 +662,11 @@ fn owned<T: 'static, K: Key>(key: KeyOf<T, K>) -> Arc<dyn Fn(&T) -> K + Send + S
     Arc::new(move |t| key(t).into_owned())
 }
 
+/// A pair's own key, lent.
+fn pair_key<K: Key, V: 'static>() -> KeyOf<KeyValue<K, V>, K> {
+    Arc::new(|kv: &KeyValue<K, V>| Cow::Borrowed(&kv.key))
+}
+
 /// Streamlets of key-value pairs (Heron's `KVStreamlet`): keyed operations by the pairs' own
 /// keys, read in place (routing and window lookups copy no key per element).
 impl<K: Key, V: Element + Clone> Streamlet<KeyValue<K, V>> {
@@ -688,7 +693,7 @@ impl<K: Key, V: Element + Clone> Streamlet<KeyValue<K, V>> {
         reduce: impl Fn(V, V) -> V + Send + Sync + 'static,
     ) -> Streamlet<KeyValue<KeyedWindow<K>, V>> {
         self.reduce_keyed(
-            Arc::new(|kv: &KeyValue<K, V>| Cow::Borrowed(&kv.key)),
+            pair_key(),
             Arc::new(|kv: &KeyValue<K, V>| kv.value.clone()),
             windows,
             Arc::new(reduce),
@@ -702,7 +707,7 @@ impl<K: Key, V: Element + Clone> Streamlet<KeyValue<K, V>> {
         windows: WindowConfig,
     ) -> Streamlet<KeyValue<KeyedWindow<K>, i64>> {
         self.reduce_keyed(
-            Arc::new(|kv: &KeyValue<K, V>| Cow::Borrowed(&kv.key)),
+            pair_key(),
             Arc::new(|_: &KeyValue<K, V>| 1i64),
             windows,
             Arc::new(|a, b| a + b),

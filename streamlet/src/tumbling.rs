@@ -214,10 +214,15 @@ mod tests {
     use super::*;
     use heron_api::{Emitter, Fields, ReliabilityMode, StreamDecl, TupleSource, Value};
 
-    fn bolt(length: Length) -> TumblingReduceBolt<String, String, i64> {
+    /// A count-per-key bolt over elements `T`, its key taken by `key`.
+    fn bolt<T>(
+        key: KeyOf<T, String>,
+        value: Arc<dyn Fn(&T) -> i64 + Send + Sync>,
+        length: Length,
+    ) -> TumblingReduceBolt<T, String, i64> {
         TumblingReduceBolt {
-            key: Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
-            value: Arc::new(|_: &String| 1),
+            key,
+            value,
             reduce: Arc::new(|a, b| a + b),
             length,
             outlets: vec![Outlet {
@@ -230,17 +235,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn count_windows_close_every_n_tuples_with_one_result_per_key_then_ack() {
-        let mut b = bolt(Length::count(5));
+    /// Prepares `b` in `mode`; its emitter and the source of its input tuples.
+    fn prepare<T: DeserializeOwned + Send + 'static>(
+        b: &mut TumblingReduceBolt<T, String, i64>,
+        mode: ReliabilityMode,
+    ) -> (Emitter, Arc<TupleSource>) {
         let streams = [StreamDecl {
             id: "default".into(),
             fields: Fields::new(["element"]),
             direct: false,
         }];
-        let mut em = Emitter::new("count", 1, ReliabilityMode::AtLeastOnce, &streams);
+        let em = Emitter::new("count", 1, mode, &streams);
         let mut conf = heron_api::Config::new();
-        conf.set_reliability_mode(ReliabilityMode::AtLeastOnce);
+        conf.set_reliability_mode(mode);
         let ctx = TopologyContext::builder("t", "count", 1)
             .config(conf)
             .build();
@@ -250,6 +257,17 @@ mod tests {
             "to-count-0",
             Fields::new(["element", "key"]),
         ));
+        (em, src)
+    }
+
+    #[test]
+    fn count_windows_close_every_n_tuples_with_one_result_per_key_then_ack() {
+        let mut b = bolt(
+            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
+            Arc::new(|_: &String| 1),
+            Length::count(5),
+        );
+        let (mut em, src) = prepare(&mut b, ReliabilityMode::AtLeastOnce);
         for (i, w) in ["a", "b", "a", "a", "c", "b"].iter().enumerate() {
             let key = i as i64 + 10;
             let t = Tuple::from_runtime(
@@ -273,35 +291,13 @@ mod tests {
 
     #[test]
     fn pairs_are_reduced_by_their_own_keys_lent_not_copied() {
-        let mut b: TumblingReduceBolt<crate::KeyValue<String, i64>, String, i64> =
-            TumblingReduceBolt {
-                key: Arc::new(|kv: &crate::KeyValue<String, i64>| {
-                    std::borrow::Cow::Borrowed(&kv.key)
-                }),
-                value: Arc::new(|kv: &crate::KeyValue<String, i64>| kv.value),
-                reduce: Arc::new(|a, b| a + b),
-                length: Length::count(4),
-                outlets: vec![Outlet {
-                    stream: "default".into(),
-                    key: None,
-                }],
-                out: None,
-                state: None,
-                slot: None,
-            };
-        let streams = [StreamDecl {
-            id: "default".into(),
-            fields: Fields::new(["element"]),
-            direct: false,
-        }];
-        let mut em = Emitter::new("count", 1, ReliabilityMode::AtMostOnce, &streams);
-        let ctx = TopologyContext::builder("t", "count", 1).build();
-        b.prepare(&ctx);
-        let src = Arc::new(TupleSource::new(
-            "split",
-            "to-count-0",
-            Fields::new(["element", "key"]),
-        ));
+        type Pair = crate::KeyValue<String, i64>;
+        let mut b = bolt(
+            Arc::new(|kv: &Pair| std::borrow::Cow::Borrowed(&kv.key)),
+            Arc::new(|kv: &Pair| kv.value),
+            Length::count(4),
+        );
+        let (mut em, src) = prepare(&mut b, ReliabilityMode::AtMostOnce);
         for (w, n) in [("a", 2), ("b", 5), ("a", 3)] {
             let kv = crate::KeyValue::new(w.to_string(), n);
             let v = crate::element::to_value(&kv).unwrap();
