@@ -42,8 +42,9 @@ pub enum ElementError {
 
 /// The tuple value that carries `element`.
 pub fn to_value<T: Serialize + ?Sized>(element: &T) -> Result<Value, ElementError> {
-    match element.serialize(Primitive) {
-        Ok(v) => Ok(v),
+    let mut v = Value::Null;
+    match element.serialize(Primitive(&mut v)) {
+        Ok(()) => Ok(v),
         Err(NotPrimitive) => postcard::to_extend(element, {
             let mut v = Vec::with_capacity(32);
             v.push(BINARY_TAG);
@@ -72,23 +73,46 @@ pub fn encode_into<T: Serialize + ?Sized>(
     element: &T,
     slot: &mut Value,
 ) -> Result<(), ElementError> {
-    match element.serialize(Primitive) {
-        Ok(v) => *slot = v,
+    match element.serialize(Primitive(slot)) {
+        Ok(()) => {}
         Err(NotPrimitive) => {
-            let mut buf = match std::mem::take(slot) {
-                Value::Bytes(mut b) => {
-                    b.clear();
-                    b
-                }
-                _ => Vec::with_capacity(32),
+            // in place: moving the value out and back costs more than the encoding
+            if !matches!(slot, Value::Bytes(_)) {
+                *slot = Value::Bytes(Vec::with_capacity(32));
+            }
+            let Value::Bytes(buf) = slot else {
+                unreachable!("made bytes above")
             };
+            buf.clear();
             buf.push(BINARY_TAG);
-            let buf = postcard::to_extend(element, buf)
+            postcard::serialize_with_flavor(element, Append(buf))
                 .map_err(|e| ElementError::Encode(e.to_string()))?;
-            *slot = Value::Bytes(buf);
         }
     }
     Ok(())
+}
+
+/// postcard's output appended to a borrowed vector.
+struct Append<'a>(&'a mut Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for Append<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn try_push(&mut self, b: u8) -> postcard::Result<()> {
+        self.0.push(b);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
 }
 
 /// The element a tuple value carries.
@@ -177,13 +201,21 @@ impl ser::Error for NotPrimitive {
     }
 }
 
-/// Serializes one primitive into a [`Value`]; anything compound is [`NotPrimitive`].
-struct Primitive;
+/// Serializes one primitive into the [`Value`] it holds (a string into the value's buffer);
+/// anything compound is [`NotPrimitive`], the value untouched.
+struct Primitive<'a>(&'a mut Value);
 
-type Fail = Impossible<Value, NotPrimitive>;
+impl Primitive<'_> {
+    fn set(self, v: Value) -> Result<(), NotPrimitive> {
+        *self.0 = v;
+        Ok(())
+    }
+}
 
-impl ser::Serializer for Primitive {
-    type Ok = Value;
+type Fail = Impossible<(), NotPrimitive>;
+
+impl ser::Serializer for Primitive<'_> {
+    type Ok = ();
     type Error = NotPrimitive;
     type SerializeSeq = Fail;
     type SerializeTuple = Fail;
@@ -193,59 +225,67 @@ impl ser::Serializer for Primitive {
     type SerializeStruct = Fail;
     type SerializeStructVariant = Fail;
 
-    fn serialize_bool(self, v: bool) -> Result<Value, NotPrimitive> {
-        Ok(Value::Bool(v))
+    fn serialize_bool(self, v: bool) -> Result<(), NotPrimitive> {
+        self.set(Value::Bool(v))
     }
-    fn serialize_i8(self, v: i8) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_i8(self, v: i8) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_i16(self, v: i16) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_i16(self, v: i16) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_i32(self, v: i32) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_i32(self, v: i32) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_i64(self, v: i64) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v))
+    fn serialize_i64(self, v: i64) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v))
     }
-    fn serialize_u8(self, v: u8) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_u8(self, v: u8) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_u16(self, v: u16) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_u16(self, v: u16) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_u32(self, v: u32) -> Result<Value, NotPrimitive> {
-        Ok(Value::Int(v.into()))
+    fn serialize_u32(self, v: u32) -> Result<(), NotPrimitive> {
+        self.set(Value::Int(v.into()))
     }
-    fn serialize_u64(self, v: u64) -> Result<Value, NotPrimitive> {
-        i64::try_from(v).map(Value::Int).map_err(|_| NotPrimitive)
+    fn serialize_u64(self, v: u64) -> Result<(), NotPrimitive> {
+        let v = i64::try_from(v).map_err(|_| NotPrimitive)?;
+        self.set(Value::Int(v))
     }
-    fn serialize_f32(self, v: f32) -> Result<Value, NotPrimitive> {
-        Ok(Value::Float(v.into()))
+    fn serialize_f32(self, v: f32) -> Result<(), NotPrimitive> {
+        self.set(Value::Float(v.into()))
     }
-    fn serialize_f64(self, v: f64) -> Result<Value, NotPrimitive> {
-        Ok(Value::Float(v))
+    fn serialize_f64(self, v: f64) -> Result<(), NotPrimitive> {
+        self.set(Value::Float(v))
     }
-    fn serialize_char(self, v: char) -> Result<Value, NotPrimitive> {
-        Ok(Value::Str(v.to_string()))
+    fn serialize_char(self, v: char) -> Result<(), NotPrimitive> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
-    fn serialize_str(self, v: &str) -> Result<Value, NotPrimitive> {
-        Ok(Value::Str(v.to_owned()))
+    fn serialize_str(self, v: &str) -> Result<(), NotPrimitive> {
+        match self.0 {
+            Value::Str(s) => {
+                s.clear();
+                s.push_str(v);
+                Ok(())
+            }
+            _ => self.set(Value::Str(v.to_owned())),
+        }
     }
-    fn serialize_bytes(self, _: &[u8]) -> Result<Value, NotPrimitive> {
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), NotPrimitive> {
         Err(NotPrimitive)
     }
-    fn serialize_none(self) -> Result<Value, NotPrimitive> {
-        Ok(Value::Null)
+    fn serialize_none(self) -> Result<(), NotPrimitive> {
+        self.set(Value::Null)
     }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<Value, NotPrimitive> {
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), NotPrimitive> {
         // Some(x) and x would look alike: keep the option in the binary encoding
         Err(NotPrimitive)
     }
-    fn serialize_unit(self) -> Result<Value, NotPrimitive> {
-        Ok(Value::Null)
+    fn serialize_unit(self) -> Result<(), NotPrimitive> {
+        self.set(Value::Null)
     }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<Value, NotPrimitive> {
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), NotPrimitive> {
         Err(NotPrimitive)
     }
     fn serialize_unit_variant(
@@ -253,14 +293,14 @@ impl ser::Serializer for Primitive {
         _: &'static str,
         _: u32,
         _: &'static str,
-    ) -> Result<Value, NotPrimitive> {
+    ) -> Result<(), NotPrimitive> {
         Err(NotPrimitive)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _: &'static str,
         _: &T,
-    ) -> Result<Value, NotPrimitive> {
+    ) -> Result<(), NotPrimitive> {
         Err(NotPrimitive)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -269,7 +309,7 @@ impl ser::Serializer for Primitive {
         _: u32,
         _: &'static str,
         _: &T,
-    ) -> Result<Value, NotPrimitive> {
+    ) -> Result<(), NotPrimitive> {
         Err(NotPrimitive)
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Fail, NotPrimitive> {
@@ -483,6 +523,46 @@ mod tests {
             place.key.as_ptr(),
             ptr,
             "decoded in place (serde_derive's deserialize_in_place)"
+        );
+    }
+
+    #[test]
+    fn encoding_over_the_last_element_reuses_its_buffer() {
+        let mut slot = Value::Null;
+        encode_into(&"a first word", &mut slot).unwrap();
+        let str_ptr = slot.as_str().unwrap().as_ptr();
+        for w in ["w", "word", "x"] {
+            encode_into(&w, &mut slot).unwrap();
+            assert_eq!(slot, Value::from(w));
+        }
+        encode_into(&'é', &mut slot).unwrap();
+        assert_eq!(slot, Value::from("é"));
+        assert_eq!(
+            slot.as_str().unwrap().as_ptr(),
+            str_ptr,
+            "a string over a string"
+        );
+        let pair = |w: &str| crate::KeyValue::new(w.to_string(), (1i64, i64::MAX));
+        encode_into(&pair("a longer first key"), &mut slot).unwrap();
+        let Value::Bytes(b) = &slot else {
+            panic!("{slot:?}")
+        };
+        let bytes_ptr = b.as_ptr();
+        for w in ["k", "key"] {
+            encode_into(&pair(w), &mut slot).unwrap();
+            assert_eq!(slot, to_value(&pair(w)).unwrap());
+        }
+        let Value::Bytes(b) = &slot else {
+            panic!("{slot:?}")
+        };
+        assert_eq!(b.as_ptr(), bytes_ptr, "an element over an element");
+        // a primitive after a compound one, and back
+        encode_into(&7u8, &mut slot).unwrap();
+        assert_eq!(slot, Value::Int(7));
+        encode_into(&pair("k"), &mut slot).unwrap();
+        assert_eq!(
+            from_value_ref::<crate::KeyValue<String, (i64, i64)>>(&slot).unwrap(),
+            pair("k")
         );
     }
 }
