@@ -47,15 +47,21 @@ pub fn int32(value: i32) -> u64 {
 }
 
 /// Reads a varint off the front of `buf`.
-#[inline]
+#[inline(always)]
 pub fn read_varint(buf: &mut &[u8]) -> Result<u64, TupleError> {
-    // Keys and short lengths are one byte.
-    if let Some(&b) = buf.first() {
+    // Keys and short lengths are one byte: inlined into every caller's loop.
+    if let Some((&b, rest)) = buf.split_first() {
         if b < 0x80 {
-            *buf = &buf[1..];
+            *buf = rest;
             return Ok(u64::from(b));
         }
     }
+    read_long_varint(buf)
+}
+
+/// [`read_varint`] of more than one byte.
+#[inline(never)]
+fn read_long_varint(buf: &mut &[u8]) -> Result<u64, TupleError> {
     let mut value = 0u64;
     for i in 0..10 {
         let Some(&b) = buf.get(i) else {
