@@ -19,15 +19,24 @@ pub(crate) const fn key(field: u8, wire: u8) -> u8 {
 }
 
 /// Appends `value` as a varint.
-#[inline]
+#[inline(always)]
 pub fn put_varint(buf: &mut impl BufMut, value: u64) {
-    prost::encoding::encode_varint(value, buf);
+    // Keys and short lengths are one byte: inlined into every writer.
+    if value < 0x80 {
+        buf.put_u8(value as u8);
+    } else {
+        prost::encoding::encode_varint(value, buf);
+    }
 }
 
 /// Writes `value` as a varint at the start of `dst` (which must have room for it: at most 10
 /// bytes) and returns the number of bytes written.
-#[inline]
+#[inline(always)]
 pub fn write_varint(dst: &mut [u8], value: u64) -> usize {
+    if value < 0x80 {
+        dst[0] = value as u8;
+        return 1;
+    }
     let n = varint_len(value);
     let mut out = &mut dst[..n];
     prost::encoding::encode_varint(value, &mut out);
