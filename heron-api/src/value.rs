@@ -214,6 +214,7 @@ impl Value {
     }
 
     /// [`Value::encode`] into any [`bytes::BufMut`].
+    #[inline]
     pub fn encode_to<B: bytes::BufMut>(&self, out: &mut B) {
         match self {
             Value::Null => out.put_u8(tag::NULL),
@@ -446,7 +447,7 @@ impl heron_proto::tuple::EncodeValue for Value {
     }
 
     #[inline]
-    fn encode_to(&self, buf: &mut bytes::BytesMut) {
+    fn encode_to<B: bytes::BufMut>(&self, buf: &mut B) {
         Value::encode_to(self, buf)
     }
 }

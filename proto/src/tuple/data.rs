@@ -20,8 +20,8 @@ const M: &str = "HeronDataTuple";
 pub trait EncodeValue {
     /// The number of bytes [`EncodeValue::encode_to`] writes.
     fn encoded_len(&self) -> usize;
-    /// Appends the encoding.
-    fn encode_to(&self, buf: &mut BytesMut);
+    /// Writes the encoding: exactly [`EncodeValue::encoded_len`] bytes.
+    fn encode_to<B: BufMut>(&self, buf: &mut B);
 }
 
 impl EncodeValue for &[u8] {
@@ -29,7 +29,7 @@ impl EncodeValue for &[u8] {
         self.len()
     }
 
-    fn encode_to(&self, buf: &mut BytesMut) {
+    fn encode_to<B: BufMut>(&self, buf: &mut B) {
         buf.put_slice(self);
     }
 }
@@ -52,7 +52,7 @@ pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
 
 /// Appends `roots` as entries of repeated `RootId` field `field_no`.
 #[inline]
-pub(crate) fn put_roots(buf: &mut BytesMut, field_no: u8, roots: &[(i32, i64)]) {
+pub(crate) fn put_roots(buf: &mut impl BufMut, field_no: u8, roots: &[(i32, i64)]) {
     for &(taskid, k) in roots {
         buf.put_u8(key(field_no, LEN));
         put_varint(buf, root_len(taskid) as u64);
@@ -94,21 +94,29 @@ pub fn put_data_tuple<V: EncodeValue>(
         len += 1 + varint_len(int32(t));
     }
     let total = 1 + varint_len(len as u64) + len;
-    buf.reserve(total);
-    buf.put_u8(key(2, LEN));
-    put_varint(buf, len as u64);
-    buf.put_u8(key(1, FIXED64));
-    buf.put_i64_le(0);
-    put_roots(buf, 2, roots);
+    // Written through a slice of the grown buffer: its position stays in a register, where
+    // `BytesMut`'s own length would be stored and reloaded around every byte.
+    let start = buf.len();
+    buf.resize(start + total, 0);
+    let mut out = &mut buf[start..];
+    out.put_u8(key(2, LEN));
+    put_varint(&mut out, len as u64);
+    out.put_u8(key(1, FIXED64));
+    out.put_i64_le(0);
+    put_roots(&mut out, 2, roots);
     for v in values {
-        buf.put_u8(key(3, LEN));
-        put_varint(buf, v.encoded_len() as u64);
-        v.encode_to(buf);
+        out.put_u8(key(3, LEN));
+        put_varint(&mut out, v.encoded_len() as u64);
+        v.encode_to(&mut out);
     }
     for &t in dest_task_ids {
-        buf.put_u8(key(4, VARINT));
-        put_varint(buf, int32(t));
+        out.put_u8(key(4, VARINT));
+        put_varint(&mut out, int32(t));
     }
+    assert!(
+        out.is_empty(),
+        "a tuple value wrote other than its encoded_len"
+    );
     total
 }
 
