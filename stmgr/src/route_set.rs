@@ -7,7 +7,7 @@ use crate::acking::Acking;
 use crate::outbox::Outbox;
 use crate::routing::Router;
 use crate::tuple_cache::{Batch, TupleCache};
-use heron_proto::tuple::{scan_tuple, DataSetRef, TupleError, TupleKey};
+use heron_proto::tuple::{scan_tuple_into, DataSetRef, TupleError, TupleKey, TupleScan};
 use std::time::Instant;
 
 /// What routing a data set did, for the core's counters.
@@ -56,11 +56,14 @@ impl RouteInto<'_> {
         let now = *now;
         let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
         let from_spout = acking.as_ref().is_some_and(|a| a.tracks(src_task));
+        // one scan for the whole set, overwritten per tuple (not a fresh one copied out)
+        let mut scan = TupleScan::default();
         set.for_each_tuple(|tuple| {
-            let scan = scan_tuple(tuple)?;
+            scan_tuple_into(tuple, &mut scan)?;
+            let scan = &scan;
             r.tuples += 1;
             scratch.clear();
-            router.route(stream, tuple, &scan, scratch);
+            router.route(stream, tuple, scan, scratch);
             if scratch.is_empty() {
                 r.unrouted += 1;
             }

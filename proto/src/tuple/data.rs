@@ -201,7 +201,7 @@ fn skip_unknown(buf: &mut &[u8], key: u64, known: u64) -> Result<(), TupleError>
 /// Checks that `tuple` is a well-formed `HeronDataTuple`, so that what is forwarded parses.
 #[inline]
 pub fn check_tuple(tuple: &[u8]) -> Result<(), TupleError> {
-    scan_tuple(tuple).map(drop)
+    scan_tuple_into(tuple, &mut TupleScan::default())
 }
 
 /// Roots a [`TupleScan`] keeps inline; a tuple with more is walked again for them.
@@ -212,7 +212,7 @@ pub const INLINE_VALUES: usize = 8;
 /// What one walk over a tuple finds ([`scan_tuple`]): that it is well formed, where its key
 /// is, its roots, where its values are and whether it has destination task ids. The stream manager's data path needs the check and
 /// the values (fields grouping), in ATLEAST_ONCE also the key and the roots.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone)]
 pub struct TupleScan {
     /// Where the 8 bytes of the `key` field are (its last occurrence), if it has one.
     pub key_offset: Option<usize>,
@@ -226,6 +226,25 @@ pub struct TupleScan {
     /// Where the first [`INLINE_VALUES`] values are in the tuple: (start, end).
     value_ranges: [(u32, u32); INLINE_VALUES],
 }
+
+/// Equal when they describe the same tuple (entries past the counts are leftovers).
+impl PartialEq for TupleScan {
+    fn eq(&self, other: &Self) -> bool {
+        let used = |s: &TupleScan| {
+            (
+                s.key_offset,
+                s.roots,
+                s.dest_tasks,
+                s.values,
+                s.inline[..s.roots.min(INLINE_ROOTS)].to_vec(),
+                s.value_ranges[..s.values.min(INLINE_VALUES)].to_vec(),
+            )
+        };
+        used(self) == used(other)
+    }
+}
+
+impl Eq for TupleScan {}
 
 impl TupleScan {
     /// `true` when the scanned tuple has at least one `dest_task_ids` entry (packed or not):
@@ -276,13 +295,36 @@ impl TupleScan {
 /// ```
 #[inline]
 pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
+    let mut scan = TupleScan::default();
+    scan_tuple_into(tuple, &mut scan)?;
+    Ok(scan)
+}
+
+/// [`scan_tuple`] into `scan`, which is overwritten: a loop over many tuples keeps one scan
+/// instead of copying a fresh one out of every call.
+///
+/// ```
+/// use heron_proto::tuple::{scan_tuple, scan_tuple_into, TupleScan};
+/// let mut scan = TupleScan::default();
+/// let two_values = [0x09, 7, 0, 0, 0, 0, 0, 0, 0, 0x1a, 1, 0xaa, 0x1a, 1, 0xcc];
+/// for t in [&two_values[..], &[0x1a, 1, 0xbb]] {
+///     scan_tuple_into(t, &mut scan).unwrap();
+///     assert_eq!(scan, scan_tuple(t).unwrap());
+/// }
+/// ```
+#[inline]
+pub fn scan_tuple_into(tuple: &[u8], scan: &mut TupleScan) -> Result<(), TupleError> {
+    // entries past the counts are left as they are
     // The keys the encoders write, matched as one byte each: the stream manager's hot loop.
     const KEY: u64 = key(1, FIXED64) as u64;
     const ROOT: u64 = key(2, LEN) as u64;
     const VALUE: u64 = key(3, LEN) as u64;
     const DEST: u64 = key(4, VARINT) as u64;
     const DESTS: u64 = key(4, LEN) as u64;
-    let mut scan = TupleScan::default();
+    scan.key_offset = None;
+    scan.roots = 0;
+    scan.dest_tasks = false;
+    scan.values = 0;
     let mut buf = tuple;
     while !buf.is_empty() {
         match read_varint(&mut buf)? {
@@ -320,7 +362,7 @@ pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
             k => skip_unknown(&mut buf, k, 4)?,
         }
     }
-    Ok(scan)
+    Ok(())
 }
 
 /// The serialized values of a checked tuple, in schema order.
