@@ -5,6 +5,7 @@
 //! ascending (see [`crate::routing::Router`]). Every list of slots here is therefore in
 //! ascending task-id order, as Heron sorts its task lists.
 
+use crate::modulus::Modulus;
 use heron_proto::tuple::{self as wire, TupleScan};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -33,6 +34,8 @@ pub(crate) enum Grouping {
         slots: Vec<u32>,
         /// Schema indices of the grouping fields, ascending.
         indices: Vec<usize>,
+        /// `slots.len()`, as a modulus.
+        modulus: Modulus,
     },
     /// Every slot (ALL).
     All {
@@ -88,9 +91,13 @@ impl Grouping {
                     *next = 0;
                 }
             }
-            Grouping::Fields { slots, indices } => {
+            Grouping::Fields {
+                slots,
+                indices,
+                modulus,
+            } => {
                 let h = tuple_fields_hash(tuple, scan, indices);
-                out.push(slots[(h % slots.len() as u64) as usize]);
+                out.push(slots[modulus.rem(h)]);
             }
             Grouping::All { slots } => out.extend_from_slice(slots),
             Grouping::Lowest { slot } => out.push(*slot),
@@ -253,6 +260,7 @@ mod tests {
         let mut g = Grouping::Fields {
             slots: vec![0, 1, 2, 3],
             indices: vec![1],
+            modulus: Modulus::new(4),
         };
         let mut hit = [0u32; 4];
         for i in 0..400 {

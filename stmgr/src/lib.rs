@@ -58,6 +58,7 @@ mod ids;
 mod instance_server;
 mod mesh;
 pub mod metrics_publisher;
+mod modulus;
 mod net;
 mod outbox;
 mod restorer;

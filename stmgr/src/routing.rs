@@ -5,6 +5,7 @@
 //! the data path can keep per-task state in vectors.
 
 use crate::grouping::{Grouping, LOCAL_OR_SHUFFLE};
+use crate::modulus::Modulus;
 use bytes::{BufMut, Bytes, BytesMut};
 use heron_proto::api::{self, StreamSchema};
 use heron_proto::system::PhysicalPlan;
@@ -264,6 +265,7 @@ fn build_grouping(
             Grouping::Fields {
                 slots: slots.to_vec(),
                 indices,
+                modulus: Modulus::new(slots.len()),
             }
         }
         api::Grouping::All => Grouping::All {

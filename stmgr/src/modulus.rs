@@ -1,0 +1,90 @@
+//! `h % n` for a fixed `n` without a division instruction: fields grouping takes every
+//! tuple's hash modulo the consumer's task count, and a 64-bit `div` (tens of cycles, its
+//! result awaited at once) was half of that grouping's time.
+//!
+//! The method is Lemire, Kaser and Kurz's direct remainder ("Faster remainder by direct
+//! computation", 2019): with `c = ⌈2^128 / n⌉`, the remainder of a 64-bit `h` by a 32-bit `n`
+//! is the high 64 bits of `(c·h mod 2^128) · n`. Exact for every `h` and every `n ≥ 1`.
+
+/// A divisor with its precomputed reciprocal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Modulus {
+    n: u32,
+    /// `⌈2^128 / n⌉ mod 2^128` (0 for `n == 1`, where every remainder is 0).
+    c: u128,
+}
+
+impl Modulus {
+    /// The modulus `n`.
+    ///
+    /// # Panics
+    /// When `n` is 0 or above `u32::MAX`.
+    pub fn new(n: usize) -> Modulus {
+        let n = u32::try_from(n).expect("a task count fits 32 bits");
+        assert!(n > 0, "a modulus of 0");
+        // ⌈2^128 / n⌉ = ⌊(2^128 - 1) / n⌋ + 1; wraps to 0 for n = 1
+        let c = (u128::MAX / u128::from(n)).wrapping_add(1);
+        Modulus { n, c }
+    }
+
+    /// `h % n`.
+    #[inline]
+    pub fn rem(&self, h: u64) -> usize {
+        let low = self.c.wrapping_mul(u128::from(h));
+        // the high 64 bits of the 160-bit product low · n, from its two 64-bit halves
+        let n = u128::from(self.n);
+        let hi = (low >> 64) * n;
+        let lo = (u128::from(low as u64) * n) >> 64;
+        ((hi + lo) >> 64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equals_the_remainder_for_every_kind_of_hash_and_divisor() {
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            31,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+            (1 << 63) - 1,
+            1 << 32,
+        ];
+        let divisors = (1..=130).chain([255, 256, 1000, 65_537, u32::MAX - 1, u32::MAX]);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in divisors {
+            let m = Modulus::new(n as usize);
+            for &h in &edges {
+                assert_eq!(m.rem(h), (h % u64::from(n)) as usize, "{h} % {n}");
+            }
+            for _ in 0..2000 {
+                // xorshift: hashes across the whole 64-bit range
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                assert_eq!(m.rem(x), (x % u64::from(n)) as usize, "{x} % {n}");
+                let near = x - x % u64::from(n);
+                for h in [
+                    near,
+                    near.wrapping_sub(1),
+                    near.wrapping_add(u64::from(n) - 1),
+                ] {
+                    assert_eq!(m.rem(h), (h % u64::from(n)) as usize, "{h} % {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a modulus of 0")]
+    fn zero_is_refused() {
+        Modulus::new(0);
+    }
+}
