@@ -43,16 +43,8 @@ pub enum ElementError {
 /// The tuple value that carries `element`.
 pub fn to_value<T: Serialize + ?Sized>(element: &T) -> Result<Value, ElementError> {
     let mut v = Value::Null;
-    match element.serialize(Primitive(&mut v)) {
-        Ok(()) => Ok(v),
-        Err(NotPrimitive) => postcard::to_extend(element, {
-            let mut v = Vec::with_capacity(32);
-            v.push(BINARY_TAG);
-            v
-        })
-        .map(Value::Bytes)
-        .map_err(|e| ElementError::Encode(e.to_string())),
-    }
+    encode_into(element, &mut v)?;
+    Ok(v)
 }
 
 /// [`to_value`] into `slot`, reusing its buffer when it already holds a binary element (an

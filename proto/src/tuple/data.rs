@@ -230,17 +230,17 @@ pub struct TupleScan {
 /// Equal when they describe the same tuple (entries past the counts are leftovers).
 impl PartialEq for TupleScan {
     fn eq(&self, other: &Self) -> bool {
-        let used = |s: &TupleScan| {
-            (
-                s.key_offset,
-                s.roots,
-                s.dest_tasks,
-                s.values,
-                s.inline[..s.roots.min(INLINE_ROOTS)].to_vec(),
-                s.value_ranges[..s.values.min(INLINE_VALUES)].to_vec(),
+        (self.key_offset, self.roots, self.dest_tasks, self.values)
+            == (
+                other.key_offset,
+                other.roots,
+                other.dest_tasks,
+                other.values,
             )
-        };
-        used(self) == used(other)
+            && self.inline[..self.roots.min(INLINE_ROOTS)]
+                == other.inline[..other.roots.min(INLINE_ROOTS)]
+            && self.value_ranges[..self.values.min(INLINE_VALUES)]
+                == other.value_ranges[..other.values.min(INLINE_VALUES)]
     }
 }
 
@@ -314,13 +314,13 @@ pub fn scan_tuple(tuple: &[u8]) -> Result<TupleScan, TupleError> {
 /// ```
 #[inline]
 pub fn scan_tuple_into(tuple: &[u8], scan: &mut TupleScan) -> Result<(), TupleError> {
-    // entries past the counts are left as they are
     // The keys the encoders write, matched as one byte each: the stream manager's hot loop.
     const KEY: u64 = key(1, FIXED64) as u64;
     const ROOT: u64 = key(2, LEN) as u64;
     const VALUE: u64 = key(3, LEN) as u64;
     const DEST: u64 = key(4, VARINT) as u64;
     const DESTS: u64 = key(4, LEN) as u64;
+    // the counts restart; entries past them are leftovers, overwritten as they are reached
     scan.key_offset = None;
     scan.roots = 0;
     scan.dest_tasks = false;
