@@ -71,24 +71,25 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
 /// Send and receive buffer size of the connection to the stream manager, the size the stream
 /// manager gives its side (heron-stmgr's `net` module says why the buffers are fixed: the
 /// kernel's share of a backlog is invisible to back pressure).
-const DATA_SOCKET_BUFFER: usize = 128 * 1024;
+pub(crate) const DATA_SOCKET_BUFFER: usize = 128 * 1024;
 
 /// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.
-fn tune_socket(stream: &std::net::TcpStream) -> std::io::Result<()> {
+fn tune_socket(stream: &std::net::TcpStream, send_buffer: usize) -> std::io::Result<()> {
     let s = socket2::SockRef::from(stream);
     s.set_tcp_nodelay(true)?;
-    s.set_send_buffer_size(DATA_SOCKET_BUFFER)?;
+    s.set_send_buffer_size(send_buffer)?;
     s.set_recv_buffer_size(DATA_SOCKET_BUFFER)
 }
 
 /// Connects (retrying) and registers this instance; the physical plan, if the response
-/// carries one, is in the initial batch.
+/// carries one, is in the initial batch. The socket's send buffer is `send_buffer` bytes.
 pub(crate) fn connect_and_register(
     config: &InstanceConfig,
     options: &RunOptions,
+    send_buffer: usize,
 ) -> Result<Registered, InstanceError> {
     let mut stream = connect(config, options)?;
-    tune_socket(&stream)?;
+    tune_socket(&stream, send_buffer)?;
     if let Some(secret) = &config.auth {
         heron_auth::connect_std(&mut stream, secret)?;
     }

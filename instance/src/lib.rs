@@ -112,6 +112,13 @@ impl Default for RunOptions {
 /// about 10 ms of a word count task's input (`docs/cost.md`).
 pub const QUEUE_BYTES: usize = 256 << 10;
 
+/// A spout's out-queue budget and socket send buffer. A spout's tuples are the roots of all
+/// the work downstream (a sentence becomes eight words in a word count), and it writes few
+/// bytes per second: the 256 KiB of a bolt's queue and socket held about 10 ms each of one
+/// spout's sentences, and 30 ms of end-to-end latency flat out (`docs/cost.md`). 32 KiB is
+/// one flush.
+pub const SPOUT_BUFFER_BYTES: usize = 32 << 10;
+
 /// Heron's instance maximum packet size (`heron.instance.network.options.maximum.packetsize.bytes`).
 pub const MAX_PACKET_SIZE: usize = 10 * 1024 * 1024;
 
@@ -203,7 +210,14 @@ pub fn run_with_options(
     }
     // Per-stream counts, kept by the gateway threads and written with the counters file.
     let _stream_metrics = stream_metrics::enter();
-    let conn = gateway::connect_and_register(&config, &options)?;
+    let mut options = options;
+    let send_buffer = if topology.is_spout(&config.component_name) {
+        options.out_queue_bytes = options.out_queue_bytes.min(SPOUT_BUFFER_BYTES);
+        SPOUT_BUFFER_BYTES
+    } else {
+        gateway::DATA_SOCKET_BUFFER
+    };
+    let conn = gateway::connect_and_register(&config, &options, send_buffer)?;
     let gateway = gateway::Gateway::start(conn, &options)?;
     let result = executor::run(&config, topology, &options, &gateway);
     gateway.shutdown();

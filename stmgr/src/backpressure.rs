@@ -14,8 +14,13 @@
 //! components, and only the spouts upstream of them stop ([`plan`]).
 
 use crate::ids::ConnId;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
+pub(crate) mod drain;
 pub(crate) mod plan;
+
+use drain::Drain;
 
 /// Our defaults for `heron.streammgr.network.backpressure.highwatermark.mb` / `lowwatermark.mb`
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM
@@ -26,6 +31,9 @@ pub(crate) mod plan;
 pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 1 << 20;
 /// See [`DEFAULT_HIGH_WATERMARK`].
 pub(crate) const DEFAULT_LOW_WATERMARK: usize = 512 << 10;
+/// Our default for `heron-rs.backpressure.drain.ms`: a connection's high watermark is what it
+/// writes in this long, if that is below the byte one ([`drain`]).
+pub(crate) const DEFAULT_DRAIN_TIME: Duration = Duration::from_millis(5);
 
 /// The component set that stands for the whole topology.
 pub(crate) const ALL: &str = "*";
@@ -45,6 +53,10 @@ pub(crate) enum Change {
 pub(crate) struct BackPressure {
     high: usize,
     low: usize,
+    /// Watermarks in time ([`drain`]); zero: the byte watermarks alone.
+    drain_time: Duration,
+    /// The drain rate of every sampled connection.
+    drains: HashMap<ConnId, Drain>,
     /// Connections over the high watermark, not yet drained below the low one, with the
     /// components each is slow for.
     slow: Vec<(ConnId, Vec<String>)>,
@@ -58,7 +70,9 @@ pub(crate) struct BackPressure {
 
 impl Default for BackPressure {
     fn default() -> Self {
-        BackPressure::new(DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK)
+        let mut bp = BackPressure::new(DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK);
+        bp.set_drain_time(DEFAULT_DRAIN_TIME);
+        bp
     }
 }
 
@@ -68,6 +82,8 @@ impl BackPressure {
         BackPressure {
             high: high.max(1),
             low: low.min(high),
+            drain_time: Duration::ZERO,
+            drains: HashMap::new(),
             slow: Vec::new(),
             remote: Vec::new(),
             announced: Vec::new(),
@@ -81,6 +97,28 @@ impl BackPressure {
         self.low = low.min(self.high);
     }
 
+    /// Sets the drain time ([`drain`]; zero: byte watermarks only).
+    pub fn set_drain_time(&mut self, drain_time: Duration) {
+        self.drain_time = drain_time;
+    }
+
+    /// At `now`, `conn` has written `written` bytes in all and has `backlog` waiting: a sample
+    /// of its drain rate.
+    pub fn drained(&mut self, conn: ConnId, now: Instant, written: u64, backlog: usize) {
+        self.drains
+            .entry(conn)
+            .or_default()
+            .sample(now, written, backlog);
+    }
+
+    /// The (high, low) watermarks of `conn` now.
+    pub fn watermarks(&self, conn: ConnId) -> (usize, usize) {
+        match self.drains.get(&conn) {
+            Some(d) => d.watermarks(self.drain_time, self.high, self.low),
+            None => (self.high, self.low),
+        }
+    }
+
     /// The write backlog of `conn` is `bytes`; `components` says what a slow `conn` is slow
     /// for (asked only when it becomes slow). `true` if `conn` became slow or recovered.
     pub fn backlog(
@@ -90,11 +128,12 @@ impl BackPressure {
         components: impl FnOnce() -> Vec<String>,
     ) -> bool {
         let slow = self.slow.iter().any(|(c, _)| *c == conn);
-        if !slow && bytes >= self.high {
+        let (high, low) = self.watermarks(conn);
+        if !slow && bytes >= high {
             self.slow.push((conn, components()));
             true
-        } else if slow && bytes < self.low {
-            self.forget_conn(conn);
+        } else if slow && bytes < low {
+            self.slow.retain(|(c, _)| *c != conn);
             true
         } else {
             false
@@ -112,6 +151,7 @@ impl BackPressure {
     /// A watched connection is gone.
     pub fn forget_conn(&mut self, conn: ConnId) {
         self.slow.retain(|(c, _)| *c != conn);
+        self.drains.remove(&conn);
     }
 
     /// The connections slow now.

@@ -10,7 +10,7 @@ use crate::ids::{ConnId, Incoming};
 use bytes::{Bytes, BytesMut};
 use heron_auth::Link;
 use heron_proto::HeronCodec;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -22,14 +22,23 @@ use tracing::{debug, info, warn};
 /// Bytes the reader asks the socket for at least, per read.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// A connection's write counters, shared by its handle and its writer task.
+#[derive(Debug, Default)]
+struct WriteCounts {
+    /// Bytes queued for writing and not written yet (the write backlog).
+    queued: AtomicUsize,
+    /// Bytes written since the connection opened (its drain rate, for back pressure).
+    written: AtomicU64,
+}
+
 /// The core's end of a connection. Dropping it closes the connection once everything sent
 /// to it has been written.
 #[derive(Debug)]
 pub(crate) struct ConnHandle {
     tx: mpsc::UnboundedSender<Bytes>,
     reader: AbortHandle,
-    /// Bytes queued for writing and not written yet (the write backlog).
-    queued: Arc<AtomicUsize>,
+    /// What the writer has been given and has written.
+    counts: Arc<WriteCounts>,
     /// `true` while the reader must not read (back pressure on a spout).
     paused: watch::Sender<bool>,
 }
@@ -37,14 +46,21 @@ pub(crate) struct ConnHandle {
 impl ConnHandle {
     /// Queues whole frames for writing.
     pub fn send(&self, frames: Bytes) {
-        self.queued.fetch_add(frames.len(), Ordering::Relaxed);
+        self.counts
+            .queued
+            .fetch_add(frames.len(), Ordering::Relaxed);
         // A writer that stopped has reported the connection closed; nothing to do.
         let _ = self.tx.send(frames);
     }
 
     /// The bytes queued for writing and not written yet.
     pub fn backlog(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.counts.queued.load(Ordering::Relaxed)
+    }
+
+    /// The bytes written since the connection opened.
+    pub fn written(&self) -> u64 {
+        self.counts.written.load(Ordering::Relaxed)
     }
 
     /// Stops (`true`) or resumes reading from the connection.
@@ -72,20 +88,20 @@ pub(crate) fn spawn(
     events: mpsc::Sender<Event>,
 ) -> ConnHandle {
     let (tx, rx) = mpsc::unbounded_channel();
-    let queued = Arc::new(AtomicUsize::new(0));
+    let counts = Arc::new(WriteCounts::default());
     let (paused, paused_rx) = watch::channel(false);
-    let writer_queued = Arc::clone(&queued);
+    let writer_counts = Arc::clone(&counts);
     let writer_events = events.clone();
     let reader = match stream {
         // Plain TCP splits without a lock; TLS shares its session between the halves.
         Link::Plain(tcp) => {
             let (r, w) = tcp.into_split();
-            tokio::spawn(write_loop(w, rx, conn, writer_queued, writer_events));
+            tokio::spawn(write_loop(w, rx, conn, writer_counts, writer_events));
             tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
         }
         tls @ Link::Tls(_) => {
             let (r, w) = tokio::io::split(tls);
-            tokio::spawn(write_loop(w, rx, conn, writer_queued, writer_events));
+            tokio::spawn(write_loop(w, rx, conn, writer_counts, writer_events));
             tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
         }
     }
@@ -93,7 +109,7 @@ pub(crate) fn spawn(
     ConnHandle {
         tx,
         reader,
-        queued,
+        counts,
         paused,
     }
 }
@@ -162,7 +178,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut w: W,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     conn: ConnId,
-    queued: Arc<AtomicUsize>,
+    counts: Arc<WriteCounts>,
     events: mpsc::Sender<Event>,
 ) {
     while let Some(frames) = rx.recv().await {
@@ -171,7 +187,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             let _ = events.send(Event::Closed { conn }).await;
             return;
         }
-        queued.fetch_sub(frames.len(), Ordering::Relaxed);
+        counts.queued.fetch_sub(frames.len(), Ordering::Relaxed);
+        counts
+            .written
+            .fetch_add(frames.len() as u64, Ordering::Relaxed);
     }
     let _ = w.shutdown().await;
 }

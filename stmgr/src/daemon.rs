@@ -160,7 +160,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         let now = Instant::now();
         shell.core.on_timer(now);
         for (&conn, h) in &shell.handles {
-            shell.core.on_backlog(conn, h.backlog());
+            shell.core.on_writes(conn, h.written(), h.backlog());
         }
         shell.core.end_round(now, rx.is_empty());
         shell.apply();

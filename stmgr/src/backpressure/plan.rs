@@ -7,7 +7,7 @@
 //! in the notice's `message_id` (`heron-rs-selective:<c1>,<c2>`), and only the spouts upstream
 //! of a slow component stop. A notice without that form (from Heron) stops every spout.
 
-use super::{ALL, DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK};
+use super::{ALL, DEFAULT_DRAIN_TIME, DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK};
 use crate::ids::ConnId;
 use heron_proto::system::PhysicalPlan;
 use std::collections::{HashMap, HashSet};
@@ -18,6 +18,9 @@ pub(crate) const BACKLOG_POLL: Duration = Duration::from_millis(10);
 
 const HIGH_KEY: &str = "heron.streammgr.network.backpressure.highwatermark.mb";
 const LOW_KEY: &str = "heron.streammgr.network.backpressure.lowwatermark.mb";
+/// Our topology config key for the drain time of watermarks in time, in milliseconds
+/// (fractions allowed; 0: byte watermarks only). See [`super::drain`].
+pub(crate) const DRAIN_KEY: &str = "heron-rs.backpressure.drain.ms";
 /// Our topology config key for selective back pressure (`true` / `false`, default false).
 pub(crate) const SELECTIVE_KEY: &str = "heron-rs.backpressure.selective";
 /// How a selective notice's `message_id` starts.
@@ -49,6 +52,23 @@ pub(crate) fn watermarks(pplan: &PhysicalPlan) -> (usize, usize) {
         mb(HIGH_KEY).unwrap_or(DEFAULT_HIGH_WATERMARK),
         mb(LOW_KEY).unwrap_or(DEFAULT_LOW_WATERMARK),
     )
+}
+
+/// The drain time of the plan's topology config ([`DRAIN_KEY`]), or our default. A value that
+/// is not a number of milliseconds ≥ 0 is logged and the default used.
+pub(crate) fn drain_time(pplan: &PhysicalPlan) -> Duration {
+    let Some(v) = config_value(pplan, DRAIN_KEY) else {
+        return DEFAULT_DRAIN_TIME;
+    };
+    match v.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms >= 0.0 => Duration::from_secs_f64(ms / 1000.0),
+        _ => {
+            tracing::warn!(
+                "{DRAIN_KEY}={v:?} is not a number of milliseconds >= 0; using {DEFAULT_DRAIN_TIME:?}"
+            );
+            DEFAULT_DRAIN_TIME
+        }
+    }
 }
 
 /// What back pressure needs to know of the plan, and which spout connections it paused.

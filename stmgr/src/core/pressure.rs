@@ -1,7 +1,7 @@
 //! Back pressure in the core: backlogs and notices in, notices and spout pauses out.
 
 use super::{Action, Core};
-use crate::backpressure::plan::{notice_components, watermarks};
+use crate::backpressure::plan::{drain_time, notice_components, watermarks};
 use crate::backpressure::Change;
 use crate::conns::Role;
 use crate::error::ConnError;
@@ -9,10 +9,22 @@ use crate::ids::ConnId;
 use heron_proto::stmgr::{StartBackPressureMessage, StopBackPressureMessage};
 use heron_proto::system::PhysicalPlan;
 use heron_proto::{Packet, ReqId};
-use tracing::{debug, info};
+use tracing::debug;
 
 /// Back pressure: backlogs and notices in, notices and spout pauses out.
 impl Core {
+    /// The shell's sample of a connection's writes at the round's time: `written` bytes in
+    /// all, `backlog` queued and not written yet (a drain-rate sample, then [`Core::on_backlog`]).
+    pub fn on_writes(&mut self, conn: ConnId, written: u64, backlog: usize) {
+        if matches!(
+            self.conns.role(conn),
+            Some(Role::Instance { .. } | Role::StmgrClient { .. })
+        ) {
+            self.bp.drained(conn, self.now, written, backlog);
+        }
+        self.on_backlog(conn, backlog);
+    }
+
     /// The shell's sample of the bytes queued for writing on `conn`.
     pub fn on_backlog(&mut self, conn: ConnId, bytes: usize) {
         let plan = &self.bpp;
@@ -43,7 +55,7 @@ impl Core {
             packet.decode::<StopBackPressureMessage>()?;
             Vec::new()
         };
-        info!(
+        debug!(
             "stream manager {from} {} back pressure {components:?}",
             if start { "starts" } else { "stops" }
         );
@@ -59,7 +71,9 @@ impl Core {
         for change in changes {
             match change {
                 Change::Announce(components) => {
-                    info!(
+                    // at saturation this toggles tens of times a second: the metrics
+                    // (`__time_spent_back_pressure*`) keep the totals
+                    debug!(
                         "{} back pressure {components:?} (a write backlog crossed a watermark)",
                         if components.is_empty() {
                             "stopping"
@@ -134,6 +148,7 @@ impl Core {
         self.bpp.replace(pplan);
         let (high, low) = watermarks(pplan);
         self.bp.set_watermarks(high, low);
+        self.bp.set_drain_time(drain_time(pplan));
         // spouts that registered before the plan are known only now
         let tasks: Vec<(ConnId, i32)> = self.conns.tasks().collect();
         for (conn, task) in tasks {

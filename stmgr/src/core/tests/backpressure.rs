@@ -1,7 +1,7 @@
 //! Back pressure in the core: watermarks, notices to and from peers, spout read pauses.
 
 use super::*;
-use crate::backpressure::plan::watermarks;
+use crate::backpressure::plan::{drain_time, watermarks};
 use heron_proto::stmgr::StopBackPressureMessage;
 
 const PEER_OUT: ConnId = 10;
@@ -62,6 +62,29 @@ fn a_slow_local_bolt_stops_local_spouts_and_tells_the_peers() {
     assert_eq!(notices(&out, PEER_OUT), vec![STOP_BACK_PRESSURE]);
     assert!(h.core.slow_instances().is_empty());
     assert!(!h.core.initiating_back_pressure());
+}
+
+#[test]
+fn a_slowly_draining_bolt_is_slow_at_its_drain_time_not_at_the_byte_watermark() {
+    use crate::backpressure::drain::{LOW_FRACTION, MIN_HIGH};
+    let mut h = running();
+    // the bolt's connection writes 10 KB per ms (10 MB/s) with a backlog waiting
+    let mut written = 0u64;
+    for _ in 0..60 {
+        h.now += Duration::from_millis(1);
+        written += 10_000;
+        h.core.on_timer(h.now);
+        h.core.on_writes(BOLT, written, 1_000);
+    }
+    assert!(pauses(&h.round(true)).is_empty());
+    // 5 ms of 10 MB/s is 50 KB: the least high watermark, 64 KB, applies (the byte one is 1 MB)
+    h.core.on_writes(BOLT, written, MIN_HIGH);
+    assert_eq!(pauses(&h.round(true)), vec![(SPOUT, true)]);
+    let low = (MIN_HIGH as f64 * LOW_FRACTION) as usize;
+    h.core.on_writes(BOLT, written, low);
+    assert!(pauses(&h.round(true)).is_empty(), "between the watermarks");
+    h.core.on_writes(BOLT, written, low - 1);
+    assert_eq!(pauses(&h.round(true)), vec![(SPOUT, false)]);
 }
 
 #[test]
@@ -142,6 +165,13 @@ fn watermarks_come_from_the_topology_config() {
         ],
     );
     assert_eq!(watermarks(&p), (3 << 20, 256 << 10));
+    assert_eq!(drain_time(&p), crate::backpressure::DEFAULT_DRAIN_TIME);
+    let p = with_config(p, &[("heron-rs.backpressure.drain.ms", "2.5")]);
+    assert_eq!(drain_time(&p), Duration::from_micros(2500));
+    let p = with_config(p, &[("heron-rs.backpressure.drain.ms", "0")]);
+    assert_eq!(drain_time(&p), Duration::ZERO, "off");
+    let p = with_config(p, &[("heron-rs.backpressure.drain.ms", "soon")]);
+    assert_eq!(drain_time(&p), crate::backpressure::DEFAULT_DRAIN_TIME);
 }
 
 /// Selective mode: spout 1 ("spout" → "bolt", tasks 3 here and 4 on stmgr-2) and, on
