@@ -200,7 +200,7 @@ pub fn run(config: InstanceConfig, topology: &HeronTopology) -> Result<(), Insta
 pub fn run_with_options(
     config: InstanceConfig,
     topology: &HeronTopology,
-    options: RunOptions,
+    mut options: RunOptions,
 ) -> Result<(), InstanceError> {
     if !topology
         .component_names()
@@ -210,7 +210,6 @@ pub fn run_with_options(
     }
     // Per-stream counts, kept by the gateway threads and written with the counters file.
     let _stream_metrics = stream_metrics::enter();
-    let mut options = options;
     let send_buffer = if topology.is_spout(&config.component_name) {
         options.out_queue_bytes = options.out_queue_bytes.min(SPOUT_BUFFER_BYTES);
         SPOUT_BUFFER_BYTES

@@ -70,19 +70,17 @@ pub(crate) struct BackPressure {
 
 impl Default for BackPressure {
     fn default() -> Self {
-        let mut bp = BackPressure::new(DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK);
-        bp.set_drain_time(DEFAULT_DRAIN_TIME);
-        bp
+        BackPressure::new(DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK)
     }
 }
 
 impl BackPressure {
-    /// Watermarks in bytes (`low` is capped at `high`).
+    /// Watermarks in bytes (`low` is capped at `high`), and our default drain time.
     pub fn new(high: usize, low: usize) -> BackPressure {
         BackPressure {
             high: high.max(1),
             low: low.min(high),
-            drain_time: Duration::ZERO,
+            drain_time: DEFAULT_DRAIN_TIME,
             drains: HashMap::new(),
             slow: Vec::new(),
             remote: Vec::new(),

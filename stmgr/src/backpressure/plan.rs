@@ -39,36 +39,36 @@ fn config_value<'a>(pplan: &'a PhysicalPlan, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// The number the plan's topology config gives `key`, if it is one that `ok` accepts; a value
+/// that is not is logged and ignored.
+fn config_number(pplan: &PhysicalPlan, key: &str, ok: fn(f64) -> bool) -> Option<f64> {
+    let v = config_value(pplan, key)?;
+    match v.parse::<f64>() {
+        Ok(n) if n.is_finite() && ok(n) => Some(n),
+        _ => {
+            tracing::warn!("ignoring {key}={v:?}: not a number in range; using our default");
+            None
+        }
+    }
+}
+
 /// The watermarks in bytes: the plan's topology config may override Heron's defaults (in MB,
-/// fractions allowed).
+/// fractions allowed, > 0).
 pub(crate) fn watermarks(pplan: &PhysicalPlan) -> (usize, usize) {
-    let mb = |key: &str| {
-        config_value(pplan, key)
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| *v > 0.0)
-            .map(|v| (v * 1024.0 * 1024.0) as usize)
-    };
+    let mb =
+        |key: &str| config_number(pplan, key, |v| v > 0.0).map(|v| (v * 1024.0 * 1024.0) as usize);
     (
         mb(HIGH_KEY).unwrap_or(DEFAULT_HIGH_WATERMARK),
         mb(LOW_KEY).unwrap_or(DEFAULT_LOW_WATERMARK),
     )
 }
 
-/// The drain time of the plan's topology config ([`DRAIN_KEY`]), or our default. A value that
-/// is not a number of milliseconds ≥ 0 is logged and the default used.
+/// The drain time of the plan's topology config ([`DRAIN_KEY`], milliseconds ≥ 0), or our
+/// default.
 pub(crate) fn drain_time(pplan: &PhysicalPlan) -> Duration {
-    let Some(v) = config_value(pplan, DRAIN_KEY) else {
-        return DEFAULT_DRAIN_TIME;
-    };
-    match v.parse::<f64>() {
-        Ok(ms) if ms.is_finite() && ms >= 0.0 => Duration::from_secs_f64(ms / 1000.0),
-        _ => {
-            tracing::warn!(
-                "{DRAIN_KEY}={v:?} is not a number of milliseconds >= 0; using {DEFAULT_DRAIN_TIME:?}"
-            );
-            DEFAULT_DRAIN_TIME
-        }
-    }
+    config_number(pplan, DRAIN_KEY, |ms| ms >= 0.0).map_or(DEFAULT_DRAIN_TIME, |ms| {
+        Duration::from_secs_f64(ms / 1000.0)
+    })
 }
 
 /// What back pressure needs to know of the plan, and which spout connections it paused.

@@ -14,24 +14,28 @@ use tracing::debug;
 /// Back pressure: backlogs and notices in, notices and spout pauses out.
 impl Core {
     /// The shell's sample of a connection's writes at the round's time: `written` bytes in
-    /// all, `backlog` queued and not written yet (a drain-rate sample, then [`Core::on_backlog`]).
+    /// all, `backlog` queued and not written yet (a drain-rate sample, then as
+    /// [`Core::on_backlog`]).
     pub fn on_writes(&mut self, conn: ConnId, written: u64, backlog: usize) {
-        if matches!(
-            self.conns.role(conn),
-            Some(Role::Instance { .. } | Role::StmgrClient { .. })
-        ) {
-            self.bp.drained(conn, self.now, written, backlog);
-        }
-        self.on_backlog(conn, backlog);
+        self.sample_backlog(conn, backlog, Some(written));
     }
 
     /// The shell's sample of the bytes queued for writing on `conn`.
     pub fn on_backlog(&mut self, conn: ConnId, bytes: usize) {
+        self.sample_backlog(conn, bytes, None);
+    }
+
+    /// A backlog sample of a watched connection (a local instance's, another stmgr's), with
+    /// the bytes it has written in all when the shell counts them.
+    fn sample_backlog(&mut self, conn: ConnId, bytes: usize, written: Option<u64>) {
         let plan = &self.bpp;
         let role = match self.conns.role(conn) {
             Some(r @ (Role::Instance { .. } | Role::StmgrClient { .. })) => r,
             _ => return,
         };
+        if let Some(written) = written {
+            self.bp.drained(conn, self.now, written, bytes);
+        }
         let changed = self.bp.backlog(conn, bytes, || match role {
             Role::Instance { task_id, .. } => plan.slow_for_task(*task_id),
             Role::StmgrClient { stmgr_id } => plan.slow_for_stmgr(stmgr_id),
