@@ -193,8 +193,10 @@ def samples(a, data, pids, window_words):
     return cost, by_sym
 
 
-def profile(a):
-    """One bench run under perf: (words/s, {(role, step): ns/word}, {(role, sym): ns/word})."""
+def steady_bench(a, measure):
+    """Starts the bench for `a.seconds` of steady state plus warm-up, waits for its topology's
+    processes and the warm-up, then calls `measure({pid: role})` and waits for the bench:
+    (words/s, what `measure` returned)."""
     duration = int(WARM + a.seconds + 6)
     bench = subprocess.Popen(
         [a.bench, "--topology", a.topology, "--reliability", a.reliability,
@@ -211,11 +213,15 @@ def profile(a):
         bench.kill()
         sys.exit("no topology processes appeared within 30 s")
     time.sleep(WARM)
-    pids = topology_pids()
-    data = record(a, pids)
+    measured = measure(topology_pids())
     out, _ = bench.communicate(timeout=duration + 60)
     result = json.loads(out)
-    words = result.get("words_per_sec") or result.get("tuples_per_sec")
+    return result.get("words_per_sec") or result.get("tuples_per_sec"), measured
+
+
+def profile(a):
+    """One bench run under perf: (words/s, {(role, step): ns/word}, {(role, sym): ns/word})."""
+    words, (data, pids) = steady_bench(a, lambda pids: (record(a, pids), pids))
     return words, *samples(a, data, pids, words * a.seconds)
 
 def demangle_hint(sym):
