@@ -463,13 +463,16 @@ impl Emitter {
     }
 
     /// A bolt acks an input tuple. In `ATLEAST_ONCE` mode a tuple with roots adds an
-    /// `AckTuple{roots, ackedtuple: key}` to the control set.
+    /// `AckTuple{roots, ackedtuple: key}` to the control set, merged into the ack held for
+    /// the same single root if there is one (`ackedtuple` the XOR of both keys:
+    /// [`ControlTuples::push_merged`]); a word count's bolt acks the words of a sentence as
+    /// one.
     pub fn ack(&mut self, tuple: &Tuple) {
         self.counters.acked += 1;
         self.bolt.acked(tuple, true);
         if self.mode.is_acking() && !tuple.roots().is_empty() {
             self.control
-                .push(ControlKind::Ack, tuple.roots(), tuple.key());
+                .push_merged(ControlKind::Ack, tuple.roots(), tuple.key());
             self.after_control();
         }
     }

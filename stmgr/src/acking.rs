@@ -363,10 +363,11 @@ impl Acking {
             return;
         }
         if self.is_spout(task) {
+            // merged per root: the emits of one tuple's copies and children become one
             self.remote
                 .entry(task)
                 .or_default()
-                .push(kind, &[(task, root)], value);
+                .push_merged(kind, &[(task, root)], value);
             self.hold(now);
         } else {
             self.counters.control_unknown += 1;

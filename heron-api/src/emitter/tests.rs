@@ -233,8 +233,9 @@ fn control_sets_are_bounded_and_keep_order() {
     let mut e = emitter(ReliabilityMode::AtLeastOnce);
     let t = input(vec![(1, 10)], 4);
     OutputCollector::new(&mut e).emit_anchored(&[&t], values!["a", 1]);
-    for _ in 0..CONTROL_SET_MAX_TUPLES {
-        OutputCollector::new(&mut e).ack(&t);
+    for i in 0..CONTROL_SET_MAX_TUPLES {
+        // a root each: acks of one root would merge into one entry
+        OutputCollector::new(&mut e).ack(&input(vec![(1, 100 + i as i64)], 4));
     }
     OutputCollector::new(&mut e).emit_anchored(&[&t], values!["b", 2]);
     OutputCollector::new(&mut e).ack(&t);
@@ -464,4 +465,38 @@ fn pinned_spout_emit_carries_the_tasks_and_is_tracked_as_usual() {
 fn pinned_emit_on_a_direct_stream_panics() {
     let mut e = emitter(ReliabilityMode::AtMostOnce);
     OutputCollector::new(&mut e).emit_pinned("direct", &[], values!["x"], &[1]);
+}
+
+#[test]
+fn acks_of_tuples_with_one_root_in_common_go_out_as_one_with_the_xor_of_their_keys() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let words = [
+        input(vec![(1, 10)], 0b001),
+        input(vec![(1, 10)], 0b010),
+        input(vec![(1, 11)], 5),
+    ];
+    let two_roots = input(vec![(1, 10), (1, 11)], 0b100);
+    for t in words.iter().chain([&two_roots]) {
+        OutputCollector::new(&mut e).ack(t);
+    }
+    assert_eq!(e.counters().acked, 4, "every ack counts");
+    let out = e.take_output();
+    let acks = &out[0].control.as_ref().unwrap().acks;
+    let seen: Vec<(Vec<(i32, i64)>, i64)> = acks
+        .iter()
+        .map(|a| {
+            (
+                a.roots.iter().map(|r| (r.taskid, r.key)).collect(),
+                a.ackedtuple,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (vec![(1, 10)], 0b011),
+            (vec![(1, 11)], 5),
+            (vec![(1, 10), (1, 11)], 0b100),
+        ]
+    );
 }

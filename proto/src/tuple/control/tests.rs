@@ -141,3 +141,69 @@ fn a_closed_set_is_the_heron_tuple_set_prost_writes() {
     ControlTuples::default().take_frame(&mut frames, 1);
     assert!(frames.is_empty());
 }
+
+#[test]
+fn merged_acks_and_emits_are_one_entry_per_kind_and_root_with_the_xor_of_their_keys() {
+    let mut c = ControlTuples::default();
+    c.push_merged(ControlKind::Ack, &[(1, 10)], 0b0001);
+    c.push_merged(ControlKind::Emit, &[(1, 10)], 0b1000);
+    c.push_merged(ControlKind::Ack, &[(2, 10)], 7); // another task's tree
+    c.push_merged(ControlKind::Ack, &[(1, 10)], 0b0100);
+    c.push_merged(ControlKind::Emit, &[(1, 10)], 0b1000); // cancels the first emit
+    c.push_merged(ControlKind::Ack, &[(1, 10), (1, 11)], 3); // several roots: as it comes
+    c.push_merged(ControlKind::Ack, &[(1, 10), (1, 11)], 3);
+    c.push_merged(ControlKind::Fail, &[(1, 12)], 1); // fails: as they come
+    c.push_merged(ControlKind::Fail, &[(1, 12)], 1);
+    assert_eq!(c.count(), 7);
+    let set = HeronControlTupleSet::decode(c.as_bytes()).unwrap();
+    assert_eq!(
+        set.acks,
+        vec![
+            ack(&[(1, 10)], 0b0101),
+            ack(&[(2, 10)], 7),
+            ack(&[(1, 10), (1, 11)], 3),
+            ack(&[(1, 10), (1, 11)], 3),
+        ]
+    );
+    assert_eq!(set.emits, vec![ack(&[(1, 10)], 0)]);
+    assert_eq!(set.fails, vec![ack(&[(1, 12)], 1), ack(&[(1, 12)], 1)]);
+
+    // taking the set forgets what was held: the next ack is a new entry
+    let mut frames = BytesMut::new();
+    c.take_frame(&mut frames, 5);
+    assert!(c.is_empty());
+    c.push_merged(ControlKind::Ack, &[(1, 10)], 9);
+    c.push_merged(ControlKind::Ack, &[(1, 10)], 1);
+    let set = HeronControlTupleSet::decode(c.as_bytes()).unwrap();
+    assert_eq!(set.acks, vec![ack(&[(1, 10)], 8)]);
+}
+
+#[test]
+fn a_merged_set_xors_into_a_tree_as_its_acks_one_by_one_do() {
+    // what a receiver does: XOR every ackedtuple into each root
+    fn apply(control: &[u8]) -> std::collections::HashMap<(i32, i64), i64> {
+        let mut trees = std::collections::HashMap::new();
+        let mut entries = Vec::new();
+        read_acks(control, &mut entries).unwrap();
+        for e in &entries {
+            e.for_each_root(control, |t, k| *trees.entry((t, k)).or_insert(0) ^= e.acked);
+        }
+        trees
+    }
+    let acks: Vec<(i32, i64, i64)> = (0..200)
+        .map(|i| {
+            (
+                i % 3,
+                i64::from(i % 7),
+                0x9E37_79B9_7F4A_7C15_u64.wrapping_mul(i as u64 + 1) as i64,
+            )
+        })
+        .collect();
+    let (mut one_by_one, mut merged) = (ControlTuples::default(), ControlTuples::default());
+    for &(task, root, key) in &acks {
+        one_by_one.push(ControlKind::Ack, &[(task, root)], key);
+        merged.push_merged(ControlKind::Ack, &[(task, root)], key);
+    }
+    assert_eq!(merged.count(), 21);
+    assert_eq!(apply(merged.as_bytes()), apply(one_by_one.as_bytes()));
+}
