@@ -21,6 +21,7 @@ usually a wake-up of the reader on the other end, a few microseconds of CPU on e
 import argparse
 import collections
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -41,11 +42,9 @@ def count(a, pids):
     tid_pid = {}
     for pid in pids:
         try:
-            for tid in subprocess.run(["ls", f"/proc/{pid}/task"], capture_output=True,
-                                      text=True).stdout.split():
-                tid_pid[int(tid)] = pid
-        except ValueError:
-            pass
+            tid_pid.update((int(tid), pid) for tid in os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass  # the process ended
     per_role = collections.defaultdict(collections.Counter)
     for line in out.splitlines():
         # thread-tid,count,unit,event,...

@@ -6,9 +6,10 @@
 //! received set is read in place in one walk ([`read_acks`]).
 
 use std::collections::hash_map::{Entry, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use bytes::{BufMut, BytesMut};
+
+use crate::keys::KeyBuildHasher;
 
 use super::data::{decode_root, put_roots, read_root, roots_len};
 use super::fields::{fields, key, put_varint, varint_len, wrong, Field, FIXED64, LEN};
@@ -43,8 +44,9 @@ pub struct ControlTuples {
     buf: BytesMut,
     count: u32,
     /// Where the `ackedtuple` of each single-root ack and emit held is, by kind and root
-    /// (for [`push_merged`](Self::push_merged)).
-    merged: HashMap<(u8, i32, i64), usize, BuildHasherDefault<RootHasher>>,
+    /// (for [`push_merged`](Self::push_merged)). [`KeyHasher`](crate::keys::KeyHasher) hashes the triple as its
+    /// last part, the random root key.
+    merged: HashMap<(u8, i32, i64), usize, KeyBuildHasher>,
 }
 
 impl ControlTuples {
@@ -163,45 +165,6 @@ fn put_ack(b: &mut BytesMut, kind: ControlKind, roots: &[(i32, i64)], acked: i64
     put_roots(b, 1, roots); // AckTuple.roots
     b.put_u8(key(2, FIXED64)); // AckTuple.ackedtuple
     b.put_i64_le(acked);
-}
-
-/// Hashes the `(kind, task, root)` of a held control tuple: a root key is random already, so
-/// one multiply mixes the three.
-#[derive(Debug, Default)]
-struct RootHasher(u64);
-
-impl Hasher for RootHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u8(b);
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.write_u64(u64::from(i as u32));
-    }
-
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64);
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(26) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 /// One checked `AckTuple` of an encoded control set, as [`read_acks`] finds it.

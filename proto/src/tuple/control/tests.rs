@@ -207,3 +207,10 @@ fn a_merged_set_xors_into_a_tree_as_its_acks_one_by_one_do() {
     assert_eq!(merged.count(), 21);
     assert_eq!(apply(merged.as_bytes()), apply(one_by_one.as_bytes()));
 }
+
+#[test]
+fn the_merge_table_hashes_a_held_entry_as_its_random_root_key() {
+    use std::hash::BuildHasher;
+    let b = crate::keys::KeyBuildHasher::default();
+    assert_eq!(b.hash_one((3u8, 7i32, -5i64)), -5i64 as u64);
+}
