@@ -176,6 +176,28 @@ impl<'a> OutputCollector<'a> {
         self.emitter.emit_bolt(stream, Some(task), anchors, &values)
     }
 
+    /// [`emit_direct`](Self::emit_direct) with borrowed values, encoded before this returns
+    /// (as [`emit_ref`](Self::emit_ref)).
+    ///
+    /// ```
+    /// use heron_api::{Emitter, Fields, OutputCollector, ReliabilityMode, StreamDecl, Value};
+    /// let streams = [StreamDecl { id: "to-count".into(), fields: Fields::new(["w"]), direct: true }];
+    /// let mut emitter = Emitter::new("split", 2, ReliabilityMode::AtMostOnce, &streams);
+    /// let word = [Value::from("a")];
+    /// OutputCollector::new(&mut emitter).emit_direct_ref(7, "to-count", &[], &word);
+    /// let sets = emitter.take_output();
+    /// assert_eq!(sets[0].data.as_ref().unwrap().tuples[0].dest_task_ids, vec![7]);
+    /// ```
+    pub fn emit_direct_ref(
+        &mut self,
+        task: i32,
+        stream: &str,
+        anchors: &[&Tuple],
+        values: &[Value],
+    ) {
+        self.emitter.emit_bolt(stream, Some(task), anchors, values)
+    }
+
     /// Emits on non-direct `stream`, anchored to `anchors` (empty: unanchored), *pinned* to
     /// `tasks`: the tuple carries `tasks` as its destination task ids.
     ///

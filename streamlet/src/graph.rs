@@ -11,15 +11,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use heron_api::window::{WindowConfig, WindowedBolt};
-use heron_api::{
-    Bolt, Config, Fields, Grouping, HeronTopology, Spout, TopologyBuilder, TopologyError,
-};
+use heron_api::{Bolt, Config, Grouping, HeronTopology, Spout, TopologyBuilder, TopologyError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::ops::{
-    ElementGrouping, FnSink, KeyHash, KeyOf, LogSink, Outlet, Sink, SinkBolt, Step, StepFn,
-    SupplierSpout, TransformBolt, Transformer, KEY_FIELD,
+    ElementGrouping, FnSink, KeyHash, KeyOf, KeyedTo, LogSink, Outlet, Sink, SinkBolt, Step,
+    StepFn, SupplierSpout, TransformBolt, Transformer,
 };
 use crate::tumbling::TumblingReduceBolt;
 use crate::window_ops::{JoinBolt, JoinFn, JoinType, KeyValue, KeyedWindow, ReduceBolt};
@@ -59,8 +57,9 @@ enum Make {
 enum Read {
     /// Round robin.
     Shuffle,
-    /// By the hash of a key the producer computes (a [`KeyHash`] of its element type); from a
-    /// user's spout, which cannot compute it, by the same hash in a custom grouping.
+    /// By the hash of a key the producer computes (a [`KeyHash`] of its element type), which
+    /// picks the consumer task and emits direct to it; from a user's spout, which cannot, by
+    /// the same hash and choice in a custom grouping.
     Keyed(Arc<dyn Any + Send + Sync>, Grouping),
     /// By a partitioner over the element.
     Partitioned(heron_api::Grouping),
@@ -126,7 +125,7 @@ impl<T> Clone for Streamlet<T> {
 
 /// A fixed, fast hash of a key: the same in every process of one build (a key's tuples must
 /// reach the same task from every producer), no random seed.
-fn hash_key<K: Hash>(k: &K) -> i64 {
+pub(crate) fn hash_key<K: Hash>(k: &K) -> i64 {
     let mut h = KeyHasher::default();
     k.hash(&mut h);
     h.finish() as i64
@@ -281,7 +280,10 @@ impl Builder {
                         let stream = format!("to-{}-{side}", names[c]);
                         outlets[input.from].push(Outlet {
                             stream: stream.clone(),
-                            key: Some(key.clone()),
+                            key: Some(KeyedTo {
+                                consumer: names[c].clone(),
+                                hash: key.clone(),
+                            }),
                         });
                         stream
                     }
@@ -337,7 +339,7 @@ impl Builder {
                     Read::Keyed(_, by_element) if g.stages[input.from].user_spout => {
                         by_element.clone()
                     }
-                    Read::Keyed(..) => Grouping::Fields(Fields::new([KEY_FIELD])),
+                    Read::Keyed(..) => Grouping::Direct,
                     Read::Partitioned(g) => g.clone(),
                 };
                 declarer.grouping(from, stream, grouping);

@@ -1,5 +1,6 @@
 //! What a streamlet graph compiles to: one component per stage, named and sized as set,
-//! keyed consumers reading a `key` field their producer computes, shuffles elsewhere.
+//! keyed consumers reading direct streams whose producer picks the task by the key, shuffles
+//! elsewhere.
 
 use heron_api::window::{Length, WindowConfig};
 use heron_api::{Config, Grouping};
@@ -28,21 +29,20 @@ fn every_stage_is_a_component_with_its_name_and_partitions() {
     assert_eq!(p.spouts.len(), 1);
     let names: Vec<&str> = p.bolts.iter().map(|b| b.comp.name.as_str()).collect();
     assert_eq!(names, ["split", "count", "map4", "filter5", "log6"]);
-    // split feeds count through a keyed stream read with a fields grouping on `key`
+    // split feeds count through a keyed stream: direct, split picks the task by the key
     let count_in = t.inputs("count").unwrap();
     assert_eq!(count_in.len(), 1);
     assert_eq!(count_in[0].source, "split");
     assert_eq!(count_in[0].stream, "to-count-0");
-    assert!(
-        matches!(&count_in[0].grouping, Grouping::Fields(f) if f.iter().eq(["key"].iter().copied()))
-    );
+    assert!(matches!(&count_in[0].grouping, Grouping::Direct));
     let split_out = t.outputs("split").unwrap();
     assert_eq!(
         split_out.len(),
         1,
         "only the keyed stream: nobody shuffles split"
     );
-    assert_eq!(split_out[0].fields.len(), 2);
+    assert_eq!(split_out[0].fields.len(), 1, "the element alone");
+    assert!(split_out[0].direct);
     assert!(matches!(
         t.inputs("map4").unwrap()[0].grouping,
         Grouping::Shuffle

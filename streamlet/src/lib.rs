@@ -46,7 +46,7 @@ mod tumbling;
 mod window_ops;
 
 pub use graph::{Builder, Element, Key, Streamlet};
-pub use ops::{Sink, Transformer, ELEMENT_FIELD, KEY_FIELD};
+pub use ops::{Sink, Transformer, ELEMENT_FIELD};
 pub use window_ops::{JoinType, KeyValue, KeyedWindow, WindowInfo};
 
 #[cfg(test)]

@@ -17,8 +17,6 @@ use crate::element::{decode_into, encode_into, from_value_ref, from_values_ref, 
 
 /// The field that carries the element.
 pub const ELEMENT_FIELD: &str = "element";
-/// The field of a keyed stream that carries the hash of the consumer's key.
-pub const KEY_FIELD: &str = "key";
 
 /// A key function, hashed (what a keyed consumer is routed by).
 pub(crate) type KeyHash<T> = Arc<dyn Fn(&T) -> i64 + Send + Sync>;
@@ -30,24 +28,45 @@ pub(crate) type KeyHash<T> = Arc<dyn Fn(&T) -> i64 + Send + Sync>;
 /// [`KeyValue`]: crate::KeyValue
 pub(crate) type KeyOf<T, K> = Arc<dyn for<'a> Fn(&'a T) -> Cow<'a, K> + Send + Sync>;
 
-/// One stream a stage emits on, with the key hash of its consumer when it is keyed; the key
-/// function is type-erased (a [`KeyHash<T>`] of the stage's element type).
+/// One stream a stage emits on. A keyed one is a direct stream to one consumer: it names the
+/// consumer (whose tasks the producer chooses among) and carries the consumer's key hash,
+/// type-erased (a [`KeyHash<T>`] of the stage's element type).
 #[derive(Clone)]
 pub(crate) struct Outlet {
     pub stream: String,
-    pub key: Option<Arc<dyn Any + Send + Sync>>,
+    pub key: Option<KeyedTo>,
+}
+
+/// The consumer of a keyed outlet and its key hash.
+#[derive(Clone)]
+pub(crate) struct KeyedTo {
+    pub consumer: String,
+    pub hash: Arc<dyn Any + Send + Sync>,
+}
+
+/// The index among `n` tasks (ascending task ids) of an element whose key hashes to `hash`:
+/// the one rule every producer of a keyed input follows, a stage emitting direct and a user
+/// spout's custom grouping alike, so a key reaches the same task from every input.
+#[inline]
+pub(crate) fn key_partition(hash: i64, n: usize) -> usize {
+    (hash as u64 % n.max(1) as u64) as usize
 }
 
 /// Where a stage's emits go: a bolt's collector, or a window's.
 pub(crate) trait Emits {
     /// Emits borrowed values (encoded before this returns).
     fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]);
+    /// Emits borrowed values on direct `stream` to consumer task `task`.
+    fn emit_direct_on(&mut self, stream: &str, task: i32, anchors: &[&Tuple], values: &[Value]);
     fn error(&mut self, message: &str);
 }
 
 impl Emits for OutputCollector<'_> {
     fn emit_on(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]) {
         self.emit_ref(stream, anchors, values);
+    }
+    fn emit_direct_on(&mut self, stream: &str, task: i32, anchors: &[&Tuple], values: &[Value]) {
+        self.emit_direct_ref(task, stream, anchors, values);
     }
     fn error(&mut self, message: &str) {
         self.report_error(message);
@@ -59,6 +78,9 @@ impl Emits for heron_api::window::WindowCollector<'_, '_> {
         // once per window result, not per tuple
         self.emit_stream_anchored_to(stream, anchors, values.to_vec());
     }
+    fn emit_direct_on(&mut self, stream: &str, task: i32, anchors: &[&Tuple], values: &[Value]) {
+        self.emit_direct_anchored_to(task, stream, anchors, values.to_vec());
+    }
     fn error(&mut self, message: &str) {
         self.report_error(message);
     }
@@ -67,39 +89,67 @@ impl Emits for heron_api::window::WindowCollector<'_, '_> {
 /// How a stage sends its elements: the plain stream (if anyone reads it) and the keyed ones.
 pub(crate) struct Out<T> {
     plain: Option<String>,
-    keyed: Vec<(String, KeyHash<T>)>,
-    /// The tuple being emitted, `[element, key]`, reused (its buffers too) for every emit.
-    scratch: [Value; 2],
+    keyed: Vec<KeyedOut<T>>,
+    /// The tuple being emitted, `[element]`, reused (its buffers too) for every emit.
+    scratch: [Value; 1],
+}
+
+/// A keyed outlet, ready: its direct stream, the consumer's key hash and the consumer's tasks
+/// (ascending).
+struct KeyedOut<T> {
+    stream: String,
+    hash: KeyHash<T>,
+    tasks: Vec<i32>,
+}
+
+impl<T> KeyedOut<T> {
+    /// The consumer task of `element`; `None` when the consumer has no tasks in this context.
+    #[inline]
+    fn task(&self, element: &T) -> Option<i32> {
+        let i = key_partition((self.hash)(element), self.tasks.len());
+        self.tasks.get(i).copied()
+    }
+
+    fn no_tasks(&self) -> String {
+        format!("stream {}: the keyed consumer has no tasks", self.stream)
+    }
 }
 
 impl<T: Serialize + 'static> Out<T> {
-    pub fn new(outlets: &[Outlet]) -> Out<T> {
+    /// The outlets of the emitting task, with their consumers' tasks from `ctx`.
+    pub fn new(outlets: &[Outlet], ctx: &TopologyContext) -> Out<T> {
         let mut out = Out {
             plain: None,
             keyed: Vec::new(),
-            scratch: [Value::Null, Value::Null],
+            scratch: [Value::Null],
         };
         for o in outlets {
             match &o.key {
                 None => out.plain = Some(o.stream.clone()),
                 Some(k) => {
-                    let k = k
+                    let hash = k
+                        .hash
                         .clone()
                         .downcast::<KeyHash<T>>()
                         .expect("a keyed consumer's key takes its producer's element");
-                    out.keyed.push((o.stream.clone(), (*k).clone()));
+                    out.keyed.push(KeyedOut {
+                        stream: o.stream.clone(),
+                        hash: (*hash).clone(),
+                        tasks: ctx.component_tasks(&k.consumer).to_vec(),
+                    });
                 }
             }
         }
         out
     }
 
-    /// The streams to declare.
+    /// The streams to declare: a keyed outlet is a direct stream (the producer picks the
+    /// consumer task by the key's hash, [`key_partition`]).
     pub fn declare(outlets: &[Outlet], d: &mut OutputFieldsDeclarer) {
         for o in outlets {
             match o.key {
                 None => d.declare_stream(&o.stream, Fields::new([ELEMENT_FIELD])),
-                Some(_) => d.declare_stream(&o.stream, Fields::new([ELEMENT_FIELD, KEY_FIELD])),
+                Some(_) => d.declare_direct_stream(&o.stream, Fields::new([ELEMENT_FIELD])),
             }
         }
     }
@@ -110,25 +160,28 @@ impl<T: Serialize + 'static> Out<T> {
         if let Err(e) = encode_into(element, &mut self.scratch[0]) {
             return c.error(&e.to_string());
         }
-        for (stream, key) in &self.keyed {
-            self.scratch[1] = Value::Int(key(element));
-            c.emit_on(stream, anchors, &self.scratch);
+        for k in &self.keyed {
+            match k.task(element) {
+                Some(task) => c.emit_direct_on(&k.stream, task, anchors, &self.scratch),
+                None => c.error(&k.no_tasks()),
+            }
         }
         if let Some(stream) = &self.plain {
-            c.emit_on(stream, anchors, &self.scratch[..1]);
+            c.emit_on(stream, anchors, &self.scratch);
         }
     }
 
-    /// The tuple values a spout sends for `element` on each outlet.
-    fn values(&self, element: &T) -> Result<Vec<(&str, Vec<Value>)>, String> {
+    /// What a spout sends for `element` on each outlet: the stream, the consumer task of a
+    /// keyed one, and the values.
+    fn values(&self, element: &T) -> Result<Vec<(&str, Option<i32>, Vec<Value>)>, String> {
         let v = to_value(element).map_err(|e| e.to_string())?;
-        let mut out: Vec<(&str, Vec<Value>)> = self
-            .keyed
-            .iter()
-            .map(|(s, k)| (s.as_str(), vec![v.clone(), Value::Int(k(element))]))
-            .collect();
+        let mut out = Vec::with_capacity(self.keyed.len() + 1);
+        for k in &self.keyed {
+            let task = k.task(element).ok_or_else(|| k.no_tasks())?;
+            out.push((k.stream.as_str(), Some(task), vec![v.clone()]));
+        }
         if let Some(s) = &self.plain {
-            out.push((s.as_str(), vec![v]));
+            out.push((s.as_str(), None, vec![v]));
         }
         Ok(out)
     }
@@ -209,7 +262,7 @@ impl<T: Serialize + Send + 'static> Spout for SupplierSpout<T> {
     }
 
     fn open(&mut self, ctx: &TopologyContext) {
-        self.out = Some(Out::new(&self.outlets));
+        self.out = Some(Out::new(&self.outlets, ctx));
         self.tracked = ctx.config().reliability_mode().is_acking();
     }
 
@@ -224,8 +277,11 @@ impl<T: Serialize + Send + 'static> Spout for SupplierSpout<T> {
             self.next_id += 1;
             Value::Int(self.next_id)
         });
-        for (stream, values) in sends {
-            c.emit_stream(stream, values, id.clone());
+        for (stream, task, values) in sends {
+            match task {
+                Some(task) => c.emit_direct(task, stream, values, id.clone()),
+                None => c.emit_stream(stream, values, id.clone()),
+            }
         }
     }
 }
@@ -296,7 +352,7 @@ impl<A: DeserializeOwned + 'static, B: Serialize + 'static> Bolt for TransformBo
     }
 
     fn prepare(&mut self, ctx: &TopologyContext) {
-        self.out = Some(Out::new(&self.outlets));
+        self.out = Some(Out::new(&self.outlets, ctx));
         self.transformer.setup(ctx);
     }
 
@@ -385,13 +441,14 @@ impl<T> ElementGrouping<T> {
         }
     }
 
-    /// By the key hash: one task per element, as a fields grouping on the hash would pick.
+    /// By the key hash: one task per element, the one a stage emitting to the same consumer
+    /// picks ([`key_partition`]).
     pub fn by_key(hash: KeyHash<T>) -> ElementGrouping<T>
     where
         T: 'static,
     {
         ElementGrouping::new(Arc::new(move |e: &T, n: usize| {
-            vec![(hash(e) as u64 % n.max(1) as u64) as usize]
+            vec![key_partition(hash(e), n)]
         }))
     }
 }
@@ -418,5 +475,76 @@ impl<T: DeserializeOwned + 'static> heron_api::CustomStreamGrouping for ElementG
             .into_iter()
             .filter_map(|i| self.tasks.get(i).copied())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heron_api::{CustomStreamGrouping, Emitter, ReliabilityMode, StreamDecl};
+
+    fn pair_key() -> KeyHash<(String, i64)> {
+        Arc::new(|e: &(String, i64)| crate::graph::hash_key(&e.0))
+    }
+
+    #[test]
+    fn a_key_reaches_the_same_task_from_a_stage_and_from_a_spout_source() {
+        let tasks = [3, 5, 9, 12];
+        let ctx = TopologyContext::builder("t", "split", 1)
+            .component_tasks("count", tasks.to_vec())
+            .build();
+        let out: Out<(String, i64)> = Out::new(
+            &[Outlet {
+                stream: "to-count-0".into(),
+                key: Some(KeyedTo {
+                    consumer: "count".into(),
+                    hash: Arc::new(pair_key()),
+                }),
+            }],
+            &ctx,
+        );
+        let mut spout_side = ElementGrouping::by_key(pair_key());
+        spout_side.prepare(&ctx, "default", &tasks);
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..500 {
+            let e = (format!("w{i}"), i);
+            let stage = out.keyed[0].task(&e).expect("count has tasks");
+            let values = from_element_values(&e);
+            assert_eq!(spout_side.choose_tasks(&values), vec![stage], "{e:?}");
+            seen.insert(stage);
+        }
+        assert_eq!(seen.len(), tasks.len(), "every task gets keys");
+    }
+
+    /// The values a user spout would emit for `e` (its fields, one value each).
+    fn from_element_values(e: &(String, i64)) -> Vec<Value> {
+        vec![Value::from(e.0.as_str()), Value::Int(e.1)]
+    }
+
+    #[test]
+    fn a_keyed_emit_is_direct_to_the_keys_task_with_the_element_alone() {
+        let ctx = TopologyContext::builder("t", "split", 1)
+            .component_tasks("count", vec![7, 8])
+            .build();
+        let outlets = [Outlet {
+            stream: "to-count-0".into(),
+            key: Some(KeyedTo {
+                consumer: "count".into(),
+                hash: Arc::new(pair_key()),
+            }),
+        }];
+        let mut d = OutputFieldsDeclarer::new();
+        Out::<(String, i64)>::declare(&outlets, &mut d);
+        let streams: Vec<StreamDecl> = d.into_streams();
+        assert!(streams[0].direct);
+        let mut em = Emitter::new("split", 1, ReliabilityMode::AtMostOnce, &streams);
+        let mut out: Out<(String, i64)> = Out::new(&outlets, &ctx);
+        let e = ("w".to_string(), 1);
+        out.emit(&mut OutputCollector::new(&mut em), &[], &e);
+        let sets = em.take_output();
+        let t = &sets[0].data.as_ref().unwrap().tuples[0];
+        assert_eq!(t.values.len(), 1, "no key field");
+        let want = [7, 8][key_partition(pair_key()(&e), 2)];
+        assert_eq!(t.dest_task_ids, vec![want]);
     }
 }

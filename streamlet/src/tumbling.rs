@@ -110,7 +110,7 @@ where
     }
 
     fn prepare(&mut self, ctx: &TopologyContext) {
-        self.out = Some(Out::new(&self.outlets));
+        self.out = Some(Out::new(&self.outlets, ctx));
         let epoch_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -255,7 +255,7 @@ mod tests {
         let src = Arc::new(TupleSource::new(
             "split",
             "to-count-0",
-            Fields::new(["element", "key"]),
+            Fields::new(["element"]),
         ));
         (em, src)
     }
@@ -270,13 +270,7 @@ mod tests {
         let (mut em, src) = prepare(&mut b, ReliabilityMode::AtLeastOnce);
         for (i, w) in ["a", "b", "a", "a", "c", "b"].iter().enumerate() {
             let key = i as i64 + 10;
-            let t = Tuple::from_runtime(
-                src.clone(),
-                2,
-                vec![Value::from(*w), Value::Int(0)],
-                key,
-                &[(3, key)],
-            );
+            let t = Tuple::from_runtime(src.clone(), 2, vec![Value::from(*w)], key, &[(3, key)]);
             b.execute(&t, &mut OutputCollector::new(&mut em));
         }
         let c = em.counters();
@@ -301,7 +295,7 @@ mod tests {
         for (w, n) in [("a", 2), ("b", 5), ("a", 3)] {
             let kv = crate::KeyValue::new(w.to_string(), n);
             let v = crate::element::to_value(&kv).unwrap();
-            let t = Tuple::from_runtime(src.clone(), 2, vec![v, Value::Int(0)], 0, &[]);
+            let t = Tuple::from_runtime(src.clone(), 2, vec![v], 0, &[]);
             b.execute(&t, &mut OutputCollector::new(&mut em));
         }
         let accs = &b.state.as_ref().unwrap().accs;

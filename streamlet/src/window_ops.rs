@@ -94,8 +94,8 @@ where
         Out::<KeyValue<KeyedWindow<K>, V>>::declare(&self.outlets, d);
     }
 
-    fn prepare(&mut self, _ctx: &TopologyContext) {
-        self.out = Some(Out::new(&self.outlets));
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.out = Some(Out::new(&self.outlets, ctx));
     }
 
     fn execute(&mut self, w: &Window<'_>, c: &mut WindowCollector<'_, '_>) {
@@ -159,8 +159,8 @@ where
         Out::<KeyValue<KeyedWindow<K>, T>>::declare(&self.outlets, d);
     }
 
-    fn prepare(&mut self, _ctx: &TopologyContext) {
-        self.out = Some(Out::new(&self.outlets));
+    fn prepare(&mut self, ctx: &TopologyContext) {
+        self.out = Some(Out::new(&self.outlets, ctx));
     }
 
     fn execute(&mut self, w: &Window<'_>, c: &mut WindowCollector<'_, '_>) {

@@ -152,6 +152,17 @@ impl WindowCollector<'_, '_> {
         self.out.emit_stream(stream, tuples, values);
     }
 
+    /// Emits `values` on direct `stream` to consumer task `task`, anchored to `tuples` only.
+    pub fn emit_direct_anchored_to(
+        &mut self,
+        task: i32,
+        stream: &str,
+        tuples: &[&Tuple],
+        values: Values,
+    ) {
+        self.out.emit_direct(task, stream, tuples, values);
+    }
+
     /// Emits `values` on `stream` with no anchor (its loss replays nothing).
     pub fn emit_unanchored(&mut self, stream: &str, values: Values) {
         self.out.emit_stream(stream, &[], values);
