@@ -82,7 +82,7 @@ impl Grouping {
             } => {
                 // Ordinary tuples pay this one check; a pinned tuple goes where it says, a
                 // tuple pinned for (or directed at) another consumer is round-robined here.
-                if scan.has_dest_tasks() && push_dest_slots(tuple, tasks, task_slots, out) {
+                if scan.has_dest_tasks() && push_dest_slots(tuple, scan, tasks, task_slots, out) {
                     return;
                 }
                 out.push(slots[*next]);
@@ -102,7 +102,7 @@ impl Grouping {
             Grouping::All { slots } => out.extend_from_slice(slots),
             Grouping::Lowest { slot } => out.push(*slot),
             Grouping::Direct { tasks, slots } => {
-                push_dest_slots(tuple, tasks, slots, out);
+                push_dest_slots(tuple, scan, tasks, slots, out);
             }
         }
     }
@@ -111,9 +111,15 @@ impl Grouping {
 /// Appends the slot of each of the tuple's `dest_task_ids` that is one of `tasks` (ascending,
 /// their slots in `slots`), in the tuple's order; `true` when there was at least one.
 #[inline]
-fn push_dest_slots(tuple: &[u8], tasks: &[i32], slots: &[u32], out: &mut Vec<u32>) -> bool {
+fn push_dest_slots(
+    tuple: &[u8],
+    scan: &TupleScan,
+    tasks: &[i32],
+    slots: &[u32],
+    out: &mut Vec<u32>,
+) -> bool {
     let before = out.len();
-    wire::for_each_dest_task(tuple, |task| {
+    scan.for_each_dest_task(tuple, |task| {
         if let Ok(i) = tasks.binary_search(&task) {
             out.push(slots[i]);
         }

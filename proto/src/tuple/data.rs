@@ -164,6 +164,7 @@ pub fn walk_data_tuple<'a>(
     const KEY: u64 = key(1, FIXED64) as u64;
     const ROOT: u64 = key(2, LEN) as u64;
     const VALUE: u64 = key(3, LEN) as u64;
+    const DEST: u64 = key(4, VARINT) as u64;
     let mut buf = tuple;
     let mut tuple_key = 0;
     while !buf.is_empty() {
@@ -176,6 +177,10 @@ pub fn walk_data_tuple<'a>(
             ROOT => {
                 let (task, k) = decode_root(len_delimited(&mut buf)?)?;
                 root(task, k);
+            }
+            // a direct or custom grouping's destination, which the bolt does not need
+            DEST => {
+                read_varint(&mut buf)?;
             }
             k => skip_unknown(&mut buf, k, 3)?,
         }
@@ -208,6 +213,9 @@ pub fn check_tuple(tuple: &[u8]) -> Result<(), TupleError> {
 pub const INLINE_ROOTS: usize = 4;
 /// Values a [`TupleScan`] keeps (as ranges); a tuple with more is walked again for them.
 pub const INLINE_VALUES: usize = 8;
+/// Destination task ids a [`TupleScan`] keeps inline; a tuple with more is walked again for
+/// them.
+pub const INLINE_DEST_TASKS: usize = 4;
 
 /// What one walk over a tuple finds ([`scan_tuple`]): that it is well formed, where its key
 /// is, its roots, where its values are and whether it has destination task ids. The stream manager's data path needs the check and
@@ -218,8 +226,10 @@ pub struct TupleScan {
     pub key_offset: Option<usize>,
     /// How many roots the tuple has.
     pub roots: usize,
-    /// Whether the tuple has at least one `dest_task_ids` entry.
-    dest_tasks: bool,
+    /// How many `dest_task_ids` entries the tuple has.
+    dest_tasks: usize,
+    /// The first [`INLINE_DEST_TASKS`] of them.
+    inline_dests: [i32; INLINE_DEST_TASKS],
     inline: [(i32, i64); INLINE_ROOTS],
     /// How many values the tuple has.
     values: usize,
@@ -241,6 +251,8 @@ impl PartialEq for TupleScan {
                 == other.inline[..other.roots.min(INLINE_ROOTS)]
             && self.value_ranges[..self.values.min(INLINE_VALUES)]
                 == other.value_ranges[..other.values.min(INLINE_VALUES)]
+            && self.inline_dests[..self.dest_tasks.min(INLINE_DEST_TASKS)]
+                == other.inline_dests[..other.dest_tasks.min(INLINE_DEST_TASKS)]
     }
 }
 
@@ -249,10 +261,23 @@ impl Eq for TupleScan {}
 impl TupleScan {
     /// `true` when the scanned tuple has at least one `dest_task_ids` entry (packed or not):
     /// a DIRECT / CUSTOM choice, or tasks pinned for shuffle-like consumers. Read them with
-    /// [`for_each_dest_task`].
+    /// [`TupleScan::for_each_dest_task`].
     #[inline]
     pub fn has_dest_tasks(&self) -> bool {
-        self.dest_tasks
+        self.dest_tasks > 0
+    }
+
+    /// Calls `f` for every `dest_task_ids` entry of the scanned `tuple`, in order (from the
+    /// scan when it kept them all, as a stream manager routing a direct emit needs).
+    #[inline]
+    pub fn for_each_dest_task(&self, tuple: &[u8], mut f: impl FnMut(i32)) {
+        if self.dest_tasks <= INLINE_DEST_TASKS {
+            for &task in &self.inline_dests[..self.dest_tasks] {
+                f(task);
+            }
+        } else {
+            for_each_dest_task(tuple, f);
+        }
     }
 
     /// Calls `f` with the serialized values of the scanned `tuple`, in schema order.
@@ -280,8 +305,18 @@ impl TupleScan {
     }
 }
 
-/// Checks `tuple` and collects its key offset, roots, value positions and whether it has
-/// `dest_task_ids` in one walk.
+impl TupleScan {
+    #[inline]
+    fn push_dest(&mut self, task: i32) {
+        if self.dest_tasks < INLINE_DEST_TASKS {
+            self.inline_dests[self.dest_tasks] = task;
+        }
+        self.dest_tasks += 1;
+    }
+}
+
+/// Checks `tuple` and collects its key offset, roots, value positions and `dest_task_ids` in
+/// one walk.
 ///
 /// ```
 /// use heron_proto::tuple::scan_tuple;
@@ -323,7 +358,7 @@ pub fn scan_tuple_into(tuple: &[u8], scan: &mut TupleScan) -> Result<(), TupleEr
     // the counts restart; entries past them are leftovers, overwritten as they are reached
     scan.key_offset = None;
     scan.roots = 0;
-    scan.dest_tasks = false;
+    scan.dest_tasks = 0;
     scan.values = 0;
     let mut buf = tuple;
     while !buf.is_empty() {
@@ -349,14 +384,15 @@ pub fn scan_tuple_into(tuple: &[u8], scan: &mut TupleScan) -> Result<(), TupleEr
                 scan.roots += 1;
             }
             DEST => {
-                read_varint(&mut buf)?;
-                scan.dest_tasks = true;
+                // int32 on the wire is the sign-extended 64-bit varint; truncation restores it
+                let task = read_varint(&mut buf)? as i32;
+                scan.push_dest(task);
             }
             DESTS => {
                 let mut packed = len_delimited(&mut buf)?;
-                scan.dest_tasks |= !packed.is_empty();
                 while !packed.is_empty() {
-                    read_varint(&mut packed)?;
+                    let task = read_varint(&mut packed)? as i32;
+                    scan.push_dest(task);
                 }
             }
             k => skip_unknown(&mut buf, k, 4)?,

@@ -147,3 +147,42 @@ fn the_scan_tells_whether_a_tuple_has_dest_tasks() {
     assert!(!scan_tuple(&[0x22, 0]).unwrap().has_dest_tasks());
     assert!(scan_tuple(&[0x22, 1, 3]).unwrap().has_dest_tasks());
 }
+
+#[test]
+fn the_scan_keeps_dest_tasks_as_a_second_walk_reads_them() {
+    let v: &[u8] = b"\x04a";
+    // unpacked (as the emitter writes), packed (as prost), mixed, and more than kept inline
+    let many: Vec<i32> = (0..INLINE_DEST_TASKS as i32 + 3)
+        .map(|t| t * 3 - 4)
+        .collect();
+    let mut tuples = vec![
+        prost_tuple(0, &[(1, 2)], &[v], &[5, -2, 300]).encode_to_vec(),
+        prost_tuple(0, &[], &[v], &many).encode_to_vec(),
+    ];
+    for dests in [&[7][..], &[1, 2, 3, 4], &many] {
+        let mut buf = bytes::BytesMut::new();
+        put_data_tuple(&mut buf, &[(3, 9)], &[v], dests);
+        tuples.push(buf[2..].to_vec());
+    }
+    let mut mixed = tuples[2].clone();
+    mixed.extend_from_slice(&[0x22, 2, 8, 9]);
+    tuples.push(mixed);
+    let mut scan = TupleScan::default();
+    for t in &tuples {
+        let mut walked = Vec::new();
+        for_each_dest_task(t, |d| walked.push(d));
+        assert!(!walked.is_empty());
+        scan_tuple_into(t, &mut scan).unwrap();
+        let mut kept = Vec::new();
+        scan.for_each_dest_task(t, |d| kept.push(d));
+        assert_eq!(kept, walked, "{t:?}");
+    }
+    assert_eq!(
+        {
+            let mut w = Vec::new();
+            for_each_dest_task(&tuples[5], |d| w.push(d));
+            w
+        },
+        [7, 8, 9]
+    );
+}
