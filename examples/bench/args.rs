@@ -112,6 +112,8 @@ pub struct Options {
     /// streamlet-word-count: split with `flat_map` (a `String` per word) instead of a
     /// `transform` that overwrites one pair.
     pub streamlet_flat_map: bool,
+    /// streamlet-word-count: words per count window of each count task.
+    pub streamlet_window: u64,
     /// Extra topology config (`--conf KEY=VALUE`), set last.
     pub conf: Vec<(String, String)>,
 }
@@ -134,6 +136,8 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --tls                          TLS on the links between daemons (heron-rs.tls.enabled)
   --streamlet-flat-map           streamlet-word-count splits with flat_map (a String per
                                  word) instead of a transform that reuses one pair
+  --streamlet-window N           streamlet-word-count: words per count window of each count
+                                 task (default 1000; each window sends one result per word)
   --conf KEY=VALUE               any topology config, e.g. the back-pressure watermarks
                                  (heron.streammgr.network.backpressure.highwatermark.mb); repeatable
   --json                         print one JSON object instead of a summary
@@ -161,6 +165,7 @@ impl Options {
             python: "python3".to_string(),
             tls: false,
             streamlet_flat_map: false,
+            streamlet_window: 1000,
             conf: Vec::new(),
         };
         let mut warmup_given = false;
@@ -224,6 +229,7 @@ impl Options {
                 "--json" if inline.is_none() => o.json = true,
                 "--tls" if inline.is_none() => o.tls = true,
                 "--streamlet-flat-map" if inline.is_none() => o.streamlet_flat_map = true,
+                "--streamlet-window" => o.streamlet_window = positive(name, &value()?)?,
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {
                         "timely" => Some(Peer::Timely),

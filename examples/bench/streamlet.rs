@@ -1,7 +1,8 @@
 //! The bench's word count in the Streamlet API (`--topology streamlet-word-count`): the same
 //! spout, then `transform` (split into `(word, (1, emit time))` pairs, one pair overwritten
 //! per word; with `--streamlet-flat-map`, `flat_map` and a new pair per word),
-//! `reduce_by_window` (count per word in tumbling 1000-word windows, keeping the newest emit
+//! `reduce_by_window` (count per word in tumbling 1000-word windows, `--streamlet-window`,
+//! keeping the newest emit
 //! time) and a sink that counts the words of every window and records end-to-end latency from
 //! that newest emit time.
 
@@ -15,9 +16,6 @@ use heron::{HeronTopology, TopologyContext, TopologyError};
 
 /// The stage whose words are the throughput.
 pub const FINAL_STAGE: &str = "sink";
-
-/// Words per window and per count task.
-const WINDOW: u64 = 1000;
 
 /// Counts the words of each window result; latency from the window's newest emit time.
 struct WindowSink {
@@ -93,7 +91,7 @@ pub fn build(opts: &Options, name: &str) -> Result<HeronTopology, TopologyError>
         .set_name("split")
         .set_num_partitions(p)
         .reduce_by_window(
-            WindowConfig::tumbling(Length::count(WINDOW)),
+            WindowConfig::tumbling(Length::count(opts.streamlet_window)),
             |a: (i64, i64), b| (a.0 + b.0, a.1.max(b.1)),
         )
         .set_name("count")

@@ -6,7 +6,7 @@
 //! ascending task-id order, as Heron sorts its task lists.
 
 use crate::modulus::Modulus;
-use heron_proto::tuple::{self as wire, TupleScan};
+use heron_proto::tuple::TupleScan;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The `custom_grouping_object` that turns a SHUFFLE input into local-or-shuffle.
@@ -158,6 +158,7 @@ fn tuple_fields_hash(tuple: &[u8], scan: &TupleScan, indices: &[usize]) -> u64 {
 mod tests {
     use super::*;
     use crate::testutil::tuple as encoded;
+    use heron_proto::tuple as wire;
 
     fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();
