@@ -94,6 +94,9 @@ pub(crate) struct Out<T> {
     scratch: [Value; 1],
 }
 
+/// One emit of a spout stage: the stream, the consumer task of a keyed one, and the values.
+type SpoutEmit<'a> = (&'a str, Option<i32>, Vec<Value>);
+
 /// A keyed outlet, ready: its direct stream, the consumer's key hash and the consumer's tasks
 /// (ascending).
 struct KeyedOut<T> {
@@ -171,9 +174,8 @@ impl<T: Serialize + 'static> Out<T> {
         }
     }
 
-    /// What a spout sends for `element` on each outlet: the stream, the consumer task of a
-    /// keyed one, and the values.
-    fn values(&self, element: &T) -> Result<Vec<(&str, Option<i32>, Vec<Value>)>, String> {
+    /// What a spout sends for `element` on each outlet.
+    fn values(&self, element: &T) -> Result<Vec<SpoutEmit<'_>>, String> {
         let v = to_value(element).map_err(|e| e.to_string())?;
         let mut out = Vec::with_capacity(self.keyed.len() + 1);
         for k in &self.keyed {
