@@ -162,6 +162,7 @@ impl<'a> OutputCollector<'a> {
     /// values are encoded before this returns, so a bolt can build each output tuple in a
     /// buffer it reuses and emit without allocating (see
     /// [`BasicOutputCollector::emit_ref`] for an example).
+    #[inline]
     pub fn emit_ref(&mut self, stream: &str, anchors: &[&Tuple], values: &[Value]) {
         self.emitter.emit_bolt(stream, None, anchors, values)
     }
@@ -188,6 +189,7 @@ impl<'a> OutputCollector<'a> {
     /// let sets = emitter.take_output();
     /// assert_eq!(sets[0].data.as_ref().unwrap().tuples[0].dest_task_ids, vec![7]);
     /// ```
+    #[inline]
     pub fn emit_direct_ref(
         &mut self,
         task: i32,
@@ -302,6 +304,7 @@ impl<'a> BasicOutputCollector<'a> {
     /// }
     /// assert_eq!(emitter.counters().emitted, 3);
     /// ```
+    #[inline]
     pub fn emit_ref(&mut self, stream: &str, values: &[Value]) {
         self.emitter.emit_bolt(stream, None, &[self.input], values)
     }

@@ -418,6 +418,7 @@ impl Emitter {
     /// A bolt emit anchored to `anchors` (none: unanchored). In `ATLEAST_ONCE` mode the tuple
     /// carries the union of the anchors' roots. `direct`: the consumer task of an emit on a
     /// direct stream (`None` on other streams).
+    #[inline]
     pub fn emit_bolt(
         &mut self,
         stream: &str,

@@ -544,6 +544,7 @@ impl<T: Element> Streamlet<T> {
                         out: None,
                         state: None,
                         slot: None,
+                        result: None,
                     }) as Box<dyn Bolt>
                 }),
                 windows,

@@ -34,6 +34,8 @@ pub(crate) struct TumblingReduceBolt<T, K: Clone, V> {
     pub state: Option<State<K, V>>,
     /// The last input element, decoded over by the next (no allocation per tuple).
     pub slot: Option<T>,
+    /// The last window result, overwritten by the next (its key's buffer reused).
+    pub result: Option<KeyValue<KeyedWindow<K>, V>>,
 }
 
 pub(crate) struct State<K, V> {
@@ -66,7 +68,9 @@ where
     }
 
     /// Emits every key's value for the window that just closed, anchored to its tuples,
-    /// then acks them.
+    /// then acks them. A key with a value stays in the map, empty, for the next window (no
+    /// key copied or map entry made again per window); a key idle for a whole window is
+    /// forgotten.
     fn close(&mut self, c: &mut OutputCollector, end_ms: Option<i64>) {
         let size = self.size_ms();
         let Some(state) = self.state.as_mut() else {
@@ -78,23 +82,34 @@ where
             count: state.count,
         };
         let out = self.out.as_mut().expect("prepared");
-        for (key, acc) in state.accs.drain() {
-            let anchors: Vec<&Tuple> = acc.tuples.iter().collect();
-            let kv = KeyValue {
-                key: KeyedWindow {
-                    key,
-                    window: window.clone(),
-                },
-                value: match acc.value {
-                    Some(v) => v,
-                    None => continue,
-                },
+        let result = &mut self.result;
+        state.accs.retain(|key, acc| {
+            let Some(value) = acc.value.take() else {
+                return false;
             };
-            out.emit(c, &anchors, &kv);
+            let kv = match result {
+                Some(kv) => {
+                    kv.key.key.clone_from(key);
+                    kv.key.window = window.clone();
+                    kv.value = value;
+                    kv
+                }
+                None => result.insert(KeyValue {
+                    key: KeyedWindow {
+                        key: key.clone(),
+                        window: window.clone(),
+                    },
+                    value,
+                }),
+            };
+            let anchors: Vec<&Tuple> = acc.tuples.iter().collect();
+            out.emit(c, &anchors, kv);
             for t in &acc.tuples {
                 c.ack(t);
             }
-        }
+            acc.tuples.clear();
+            true
+        });
         state.count = 0;
     }
 }
@@ -232,6 +247,7 @@ mod tests {
             out: None,
             state: None,
             slot: None,
+            result: None,
         }
     }
 
@@ -303,5 +319,45 @@ mod tests {
         assert_eq!(accs["a"].value, Some(5));
         assert_eq!(accs["b"].value, Some(5));
         assert_eq!(em.counters().emitted, 0, "the window of 4 is still open");
+    }
+
+    #[test]
+    fn keys_stay_for_the_next_window_until_idle_for_one_and_results_are_per_window() {
+        let mut b = bolt(
+            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
+            Arc::new(|_: &String| 1),
+            Length::count(3),
+        );
+        let (mut em, src) = prepare(&mut b, ReliabilityMode::AtMostOnce);
+        // windows: [a a b] [a c c] [c c c]
+        for w in ["a", "a", "b", "a", "c", "c", "c", "c", "c"] {
+            let t = Tuple::from_runtime(src.clone(), 2, vec![Value::from(w)], 0, &[]);
+            b.execute(&t, &mut OutputCollector::new(&mut em));
+        }
+        let accs = &b.state.as_ref().unwrap().accs;
+        let mut kept: Vec<&str> = accs.keys().map(String::as_str).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, ["c"], "b idle in window 2, a in window 3: forgotten");
+        assert!(accs
+            .values()
+            .all(|a| a.value.is_none() && a.tuples.is_empty()));
+        let mut got: Vec<(String, i64)> = em
+            .take_output()
+            .iter()
+            .filter_map(|s| s.data.as_ref())
+            .flat_map(|d| d.tuples.iter())
+            .map(|t| {
+                let v = Value::decode(&t.values[0]).unwrap();
+                let kv: KeyValue<KeyedWindow<String>, i64> = crate::element::from_value(v).unwrap();
+                (kv.key.key, kv.value)
+            })
+            .collect();
+        got.sort();
+        let want = [("a", 1), ("a", 2), ("b", 1), ("c", 2), ("c", 3)];
+        assert_eq!(
+            got,
+            want.map(|(k, n)| (k.to_string(), n)),
+            "one result per key and window"
+        );
     }
 }
