@@ -251,6 +251,15 @@ mod tests {
         }
     }
 
+    /// A word counter: words are their own keys, each counts 1, windows of `n` words.
+    fn word_counter(n: u64) -> TumblingReduceBolt<String, String, i64> {
+        bolt(
+            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
+            Arc::new(|_: &String| 1),
+            Length::count(n),
+        )
+    }
+
     /// Prepares `b` in `mode`; its emitter and the source of its input tuples.
     fn prepare<T: DeserializeOwned + Send + 'static>(
         b: &mut TumblingReduceBolt<T, String, i64>,
@@ -278,11 +287,7 @@ mod tests {
 
     #[test]
     fn count_windows_close_every_n_tuples_with_one_result_per_key_then_ack() {
-        let mut b = bolt(
-            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
-            Arc::new(|_: &String| 1),
-            Length::count(5),
-        );
+        let mut b = word_counter(5);
         let (mut em, src) = prepare(&mut b, ReliabilityMode::AtLeastOnce);
         for (i, w) in ["a", "b", "a", "a", "c", "b"].iter().enumerate() {
             let key = i as i64 + 10;
@@ -323,11 +328,7 @@ mod tests {
 
     #[test]
     fn keys_stay_for_the_next_window_until_idle_for_one_and_results_are_per_window() {
-        let mut b = bolt(
-            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
-            Arc::new(|_: &String| 1),
-            Length::count(3),
-        );
+        let mut b = word_counter(3);
         let (mut em, src) = prepare(&mut b, ReliabilityMode::AtMostOnce);
         // windows: [a a b] [a c c] [c c c]
         for w in ["a", "a", "b", "a", "c", "c", "c", "c", "c"] {
