@@ -159,9 +159,11 @@ pub struct Emitter {
     frames: BytesMut,
     /// The stream of the open data set, if one is open.
     open: Option<usize>,
-    /// The encoded tuples of the open data set.
+    /// The encoded tuples of the open data set routed per tuple.
     tuples: BytesMut,
     open_count: usize,
+    /// The open data sets of tuples to one task each.
+    by_dest: dest_sets::DestSets,
     control: ControlTuples,
     dests: Vec<i32>,
     roots: Vec<(i32, i64)>,
@@ -200,6 +202,7 @@ impl Emitter {
             open: None,
             tuples: BytesMut::new(),
             open_count: 0,
+            by_dest: dest_sets::DestSets::default(),
             control: ControlTuples::default(),
             dests: Vec::new(),
             roots: Vec::new(),
@@ -327,21 +330,44 @@ impl Emitter {
                 self.component
             );
         }
-        if self.open != Some(si)
-            || self.open_count >= DATA_SET_MAX_TUPLES
-            || self.tuples.len() >= DATA_SET_MAX_BYTES
-        {
+        if self.open != Some(si) {
             self.close_data();
             self.open = Some(si);
         }
-        heron_proto::tuple::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
-        self.open_count += 1;
+        if let (Dest::Direct(task), []) = (dest, roots) {
+            // one task, nothing to key: into that task's set, forwarded whole
+            let field = &self.streams[si].stream_field;
+            let buf = self
+                .by_dest
+                .buffer(task, &mut self.frames, field, self.task_id);
+            heron_proto::tuple::put_data_tuple(buf, roots, values, &self.dests);
+            self.by_dest.pushed();
+        } else {
+            if self.open_count >= DATA_SET_MAX_TUPLES || self.tuples.len() >= DATA_SET_MAX_BYTES {
+                self.close_general(si);
+            }
+            heron_proto::tuple::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
+            self.open_count += 1;
+        }
         self.counters.emitted += 1;
         si
     }
 
+    /// Closes the open stream's sets: the one routed per tuple, then those per destination.
     fn close_data(&mut self) {
         if let Some(si) = self.open.take() {
+            self.close_general(si);
+            self.by_dest.close_all(
+                &mut self.frames,
+                &self.streams[si].stream_field,
+                self.task_id,
+            );
+        }
+    }
+
+    /// Closes the set of stream `si` whose tuples the stream manager routes one by one.
+    fn close_general(&mut self, si: usize) {
+        if self.open_count > 0 {
             heron_proto::tuple::put_data_set_frame(
                 &mut self.frames,
                 &self.streams[si].stream_field,
@@ -512,7 +538,10 @@ impl Emitter {
 
     /// Roughly how many bytes of output are waiting.
     pub fn pending_bytes(&self) -> usize {
-        self.frames.len() + self.tuples.len() + self.control.count() as usize * CONTROL_TUPLE_BYTES
+        self.frames.len()
+            + self.tuples.len()
+            + self.by_dest.bytes()
+            + self.control.count() as usize * CONTROL_TUPLE_BYTES
     }
 
     /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
@@ -615,6 +644,7 @@ impl Emitter {
     }
 }
 
+mod dest_sets;
 mod stats;
 pub use stats::StreamTally;
 

@@ -218,7 +218,15 @@ impl Core {
             acking: self.acking.as_mut(),
         };
         let mut routed = Routed::default();
-        let result = into.route_set(src_task, stream, &field, &set, &mut routed);
+        // a set its sender addressed to one task, with no trees to key: forwarded whole
+        let forward = match (set.dest_task, &into.acking) {
+            (Some(task), None) => into.router.sole_direct_slot(stream, task),
+            _ => None,
+        };
+        let result = match forward {
+            Some(slot) => into.forward_set(src_task, stream, &field, slot, &set, &mut routed),
+            None => into.route_set(src_task, stream, &field, &set, &mut routed),
+        };
         self.counters.add(routed);
         result.map_err(|e| TupleContext::Tuple(src_task).error(e))
     }

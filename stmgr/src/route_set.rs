@@ -94,4 +94,30 @@ impl RouteInto<'_> {
             Ok(())
         })
     }
+
+    /// Copies every tuple of `set` into the batch of `slot` without reading or routing it:
+    /// for a set whose sender named its one destination ([`DataSetRef::dest_task`]) and
+    /// whose tuples need no acking keys. The tuples reach their task as the sender wrote
+    /// them (an instance drops one it cannot decode, as from another stream manager).
+    pub fn forward_set(
+        &mut self,
+        src_task: i32,
+        stream: u32,
+        field: &[u8],
+        slot: u32,
+        set: &DataSetRef<'_>,
+        r: &mut Routed,
+    ) -> Result<(), TupleError> {
+        let RouteInto {
+            cache, out, now, ..
+        } = self;
+        let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
+        set.for_each_tuple(|tuple| {
+            r.tuples += 1;
+            if !cache.push(slot, src_task, stream, field, tuple, *now, &mut deliver) {
+                r.too_large += 1;
+            }
+            Ok(())
+        })
+    }
 }

@@ -182,6 +182,19 @@ impl Router {
         }
     }
 
+    /// The slot of `task` when a set of tuples on `stream` that all name `task` goes there
+    /// and nowhere else: the stream's one consumer reads it direct (or by a custom grouping,
+    /// which the emitter resolves too) and `task` is one of its tasks. `None` otherwise (the
+    /// set is routed tuple by tuple).
+    pub fn sole_direct_slot(&self, stream: u32, task: i32) -> Option<u32> {
+        match &self.routes[stream as usize].groupings[..] {
+            [Grouping::Direct { tasks, slots }] => {
+                tasks.binary_search(&task).ok().map(|i| slots[i])
+            }
+            _ => None,
+        }
+    }
+
     /// Every task, by slot.
     pub fn tasks(&self) -> &[TaskInfo] {
         &self.tasks

@@ -127,7 +127,7 @@ fn the_key_hash_is_fixed_spreads_words_evenly_and_tells_lengths_apart() {
     for n in [3u64, 4] {
         let mut buckets = vec![0u32; n as usize];
         for i in 0..4000 {
-            buckets[(one(&format!("w{i}")) % n) as usize] += 1;
+            buckets[crate::ops::key_partition(one(&format!("w{i}")) as i64, n as usize)] += 1;
         }
         let share = 4000 / n as u32;
         for b in &buckets {

@@ -48,19 +48,57 @@ pub fn stream_field(id: &str, component: &str) -> Vec<u8> {
 /// the encoded `stream` field ([`stream_field`]) followed by the encoded `tuples`
 /// ([`super::put_data_tuple`]).
 pub fn put_data_set_frame(out: &mut BytesMut, stream: &[u8], tuples: &[u8], src_task: i32) {
-    put_set_frame(out, 1, [stream, tuples], src_task);
+    put_set_frame(out, 1, [stream, &[], tuples], src_task);
+}
+
+/// The field of `HeronDataTupleSet` in which heron-rs names the one task every tuple of the
+/// set goes to (an extension: Heron's message has fields 1 and 2 only, and protobuf readers,
+/// heronpy's and Heron's own, skip a field they do not know).
+pub const DEST_TASK_FIELD: u32 = 100;
+
+/// [`put_data_set_frame`] for a set whose every tuple goes to task `dest_task` (each names
+/// it in its `dest_task_ids`): the set carries it in [`DEST_TASK_FIELD`], between the stream
+/// and the tuples, so that a stream manager can forward the set without routing each tuple.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use heron_proto::tuple::{put_data_set_frame_to, split_data_set, split_tuple_set, stream_field};
+/// use heron_proto::HeronCodec;
+/// let (mut frames, tuples) = (BytesMut::new(), BytesMut::new());
+/// put_data_set_frame_to(&mut frames, &stream_field("words", "split"), 7, &tuples, 3);
+/// let packet = HeronCodec::new(0).decode_packet(&mut frames).unwrap().unwrap();
+/// let data = split_tuple_set(&packet.payload).unwrap().data.unwrap();
+/// let set = split_data_set(data).unwrap();
+/// assert_eq!((set.stream, set.dest_task), ("words", Some(7)));
+/// ```
+pub fn put_data_set_frame_to(
+    out: &mut BytesMut,
+    stream: &[u8],
+    dest_task: i32,
+    tuples: &[u8],
+    src_task: i32,
+) {
+    let mut hint = [0u8; 2 + 10];
+    let free = {
+        let mut w = &mut hint[..];
+        put_varint(&mut w, u64::from(DEST_TASK_FIELD << 3 | u32::from(VARINT)));
+        put_varint(&mut w, int32(dest_task));
+        w.len()
+    };
+    let n = hint.len() - free;
+    put_set_frame(out, 1, [stream, &hint[..n], tuples], src_task);
 }
 
 /// Appends a whole Heron packet carrying a `HeronTupleSet` from `src_task` whose control set
 /// is `control` (encoded `HeronControlTupleSet` fields, see [`super::ControlTuples`]).
 pub fn put_control_set_frame(out: &mut BytesMut, control: &[u8], src_task: i32) {
-    put_set_frame(out, 2, [control, &[]], src_task);
+    put_set_frame(out, 2, [control, &[], &[]], src_task);
 }
 
 /// A `HeronTupleSet` packet with one message field (`data` = 1 or `control` = 2), encoded as
 /// the concatenation of `parts`.
-fn put_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 2], src_task: i32) {
-    let data_len = parts[0].len() + parts[1].len();
+fn put_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 3], src_task: i32) {
+    let data_len = parts.iter().map(|p| p.len()).sum::<usize>();
     let src = int32(src_task);
     let payload = 1 + varint_len(data_len as u64) + data_len + 1 + varint_len(src);
     let name = TUPLE_SET;
@@ -73,8 +111,9 @@ fn put_set_frame(out: &mut BytesMut, field: u8, parts: [&[u8]; 2], src_task: i32
     out.put_i32(payload as i32);
     out.put_u8(key(field, LEN));
     put_varint(out, data_len as u64);
-    out.put_slice(parts[0]);
-    out.put_slice(parts[1]);
+    for part in parts {
+        out.put_slice(part);
+    }
     out.put_u8(key(3, VARINT));
     put_varint(out, src);
 }
@@ -113,6 +152,8 @@ pub struct DataSetRef<'a> {
     pub component: &'a str,
     /// The stream id (`StreamId.id`).
     pub stream: &'a str,
+    /// The one task every tuple goes to, when the sender named it ([`DEST_TASK_FIELD`]).
+    pub dest_task: Option<i32>,
     body: &'a [u8],
 }
 
@@ -145,15 +186,24 @@ impl<'a> DataSetRef<'a> {
 /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
 #[inline]
 pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
-    let mut stream = None;
-    // Encoders write the stream first; look further only if it is not there.
-    if let Some(Ok((1, Field::Len(s)))) = fields(buf).next() {
+    let (mut stream, mut dest_task) = (None, None);
+    // Encoders write the stream first, then the destination task if they name one; look
+    // further only if they are not there.
+    let mut head = fields(buf);
+    if let Some(Ok((1, Field::Len(s)))) = head.next() {
         stream = Some(s);
+        if let Some(Ok((DEST_TASK_FIELD, Field::Varint(t)))) = head.next() {
+            dest_task = Some(t as i32);
+        }
     } else {
         for f in fields(buf) {
             match f? {
                 (1, Field::Len(s)) => stream = Some(s),
                 (1, v) => return Err(wrong("HeronDataTupleSet", 1, &v)),
+                (DEST_TASK_FIELD, Field::Varint(t)) => dest_task = Some(t as i32),
+                (DEST_TASK_FIELD, v) => {
+                    return Err(wrong("HeronDataTupleSet", DEST_TASK_FIELD, &v))
+                }
                 _ => {}
             }
         }
@@ -174,6 +224,7 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
     Ok(DataSetRef {
         stream: utf8(id, "StreamId.id")?,
         component: utf8(component, "StreamId.component_name")?,
+        dest_task,
         body: buf,
     })
 }
@@ -316,6 +367,54 @@ mod tests {
         assert_eq!(set.src_task_id, 3);
         assert!(set.data.is_none() && set.control.is_some());
         assert!(out.is_empty(), "exactly two packets");
+    }
+
+    #[test]
+    fn a_set_for_one_task_names_it_and_prost_reads_it_as_heron_does() {
+        let mut tuples = BytesMut::new();
+        let v: &[u8] = b"\x04w";
+        for task in [9, 9] {
+            put_data_tuple(&mut tuples, &[], &[v], &[task]);
+        }
+        let stream = stream_field("words", "split");
+        for dest in [9, 0, 300_000, -1] {
+            let mut out = BytesMut::new();
+            put_data_set_frame_to(&mut out, &stream, dest, &tuples, 4);
+            let packet = HeronCodec::new(0).decode_packet(&mut out).unwrap().unwrap();
+            // the stream manager's read: the task, the stream and the same tuples
+            let data = split_tuple_set(&packet.payload).unwrap().data.unwrap();
+            let set = split_data_set(data).unwrap();
+            assert_eq!(
+                (set.stream, set.dest_task, set.count()),
+                ("words", Some(dest), 2)
+            );
+            let mut seen = Vec::new();
+            set.for_each_tuple(|t| {
+                seen.extend_from_slice(&[0x12, t.len() as u8]);
+                seen.extend_from_slice(t);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(seen, tuples);
+            // prost (as heronpy) skips the field it does not know
+            let decoded: HeronTupleSet = packet.decode().unwrap();
+            let d = decoded.data.unwrap();
+            assert_eq!((d.stream.id.as_str(), d.tuples.len()), ("words", 2));
+            assert_eq!(d.tuples[1].dest_task_ids, vec![9]);
+        }
+        // a plain set names none; the task is found after the tuples too
+        let mut plain = stream.clone();
+        plain.extend_from_slice(&tuples);
+        assert_eq!(split_data_set(&plain).unwrap().dest_task, None);
+        let mut late = tuples.to_vec();
+        late.extend_from_slice(&stream);
+        late.extend_from_slice(&[0xa0, 0x06, 5]);
+        assert_eq!(split_data_set(&late).unwrap().dest_task, Some(5));
+        late.extend_from_slice(&[0xa2, 0x06, 0]);
+        assert!(
+            split_data_set(&late).is_err(),
+            "the task as a length-delimited field"
+        );
     }
 
     #[test]

@@ -1,0 +1,177 @@
+//! Data sets kept per destination task: the tuples of a direct stream, grouped by the task
+//! each goes to, so that every set names its one task (`HeronDataTupleSet` field
+//! [`DEST_TASK_FIELD`](heron_proto::tuple::DEST_TASK_FIELD)) and the stream manager forwards
+//! it without reading each tuple's destination and routing it.
+//!
+//! Only tuples that need nothing else of the stream manager go this way: no roots (so no
+//! acking keys to give each copy). The emitter keeps one stream's tuples here at a time and
+//! closes every set when the stream changes, so the order of tuples across streams is the
+//! order of the emits, as with one open set; within the stream, each task's tuples keep their
+//! order.
+
+use bytes::BytesMut;
+use heron_proto::tuple::put_data_set_frame_to;
+
+use super::{DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES};
+
+/// One destination's open set.
+#[derive(Default)]
+struct DestSet {
+    task: i32,
+    /// The encoded tuples.
+    tuples: BytesMut,
+    count: usize,
+}
+
+impl DestSet {
+    fn close(&mut self, frames: &mut BytesMut, stream_field: &[u8], src_task: i32) {
+        if self.count > 0 {
+            put_data_set_frame_to(frames, stream_field, self.task, &self.tuples, src_task);
+            self.tuples.clear();
+            self.count = 0;
+        }
+    }
+}
+
+/// The open sets of one stream, one per destination task (their buffers kept for the next).
+#[derive(Default)]
+pub(super) struct DestSets {
+    sets: Vec<DestSet>,
+    /// The set the last tuple went to: consecutive emits often go to one task.
+    last: usize,
+    /// Bytes held over every set.
+    bytes: usize,
+}
+
+impl DestSets {
+    /// The buffer for the next tuple to `task`, after closing that task's set into `frames`
+    /// if it is full. Call [`DestSets::pushed`] after writing the tuple.
+    #[inline]
+    pub fn buffer(
+        &mut self,
+        task: i32,
+        frames: &mut BytesMut,
+        stream_field: &[u8],
+        src_task: i32,
+    ) -> &mut BytesMut {
+        if self.sets.get(self.last).is_none_or(|s| s.task != task) {
+            self.last = match self.sets.iter().position(|s| s.task == task) {
+                Some(i) => i,
+                None => {
+                    self.sets.push(DestSet {
+                        task,
+                        ..DestSet::default()
+                    });
+                    self.sets.len() - 1
+                }
+            };
+        }
+        let set = &mut self.sets[self.last];
+        if set.count >= DATA_SET_MAX_TUPLES || set.tuples.len() >= DATA_SET_MAX_BYTES {
+            self.bytes -= set.tuples.len();
+            set.close(frames, stream_field, src_task);
+        }
+        self.bytes -= set.tuples.len();
+        &mut set.tuples
+    }
+
+    /// Counts the tuple just written into the buffer [`DestSets::buffer`] returned.
+    #[inline]
+    pub fn pushed(&mut self) {
+        let set = &mut self.sets[self.last];
+        set.count += 1;
+        self.bytes += set.tuples.len();
+    }
+
+    /// Closes every open set into `frames`, in the order the tasks first got a tuple.
+    pub fn close_all(&mut self, frames: &mut BytesMut, stream_field: &[u8], src_task: i32) {
+        for set in &mut self.sets {
+            set.close(frames, stream_field, src_task);
+        }
+        self.bytes = 0;
+    }
+
+    /// Bytes of tuples held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heron_proto::tuple::{put_data_tuple, split_data_set, split_tuple_set, stream_field};
+    use heron_proto::HeronCodec;
+
+    fn push(sets: &mut DestSets, frames: &mut BytesMut, task: i32, value: &[u8]) {
+        let field = stream_field("s", "c");
+        let buf = sets.buffer(task, frames, &field, 1);
+        put_data_tuple(buf, &[], &[value], &[task]);
+        sets.pushed();
+    }
+
+    /// (dest task, values) of every set in `frames`.
+    fn sets_in(frames: &mut BytesMut) -> Vec<(Option<i32>, Vec<Vec<u8>>)> {
+        let codec = HeronCodec::new(0);
+        let mut out = Vec::new();
+        while let Some(p) = codec.decode_packet(frames).unwrap() {
+            let data = split_tuple_set(&p.payload).unwrap().data.unwrap();
+            let set = split_data_set(data).unwrap();
+            let mut vals = Vec::new();
+            set.for_each_tuple(|t| {
+                vals.extend(heron_proto::tuple::values(t).map(<[u8]>::to_vec));
+                Ok(())
+            })
+            .unwrap();
+            out.push((set.dest_task, vals));
+        }
+        out
+    }
+
+    #[test]
+    fn tuples_are_grouped_by_task_in_emit_order_and_bytes_are_counted() {
+        let (mut sets, mut frames) = (DestSets::default(), BytesMut::new());
+        for (task, v) in [
+            (5, b"a"),
+            (7, b"b"),
+            (5, b"c"),
+            (5, b"d"),
+            (9, b"e"),
+            (7, b"f"),
+        ] {
+            push(&mut sets, &mut frames, task, v);
+        }
+        assert!(frames.is_empty(), "nothing closed yet");
+        assert!(sets.bytes() > 6 * 3, "{}", sets.bytes());
+        sets.close_all(&mut frames, &stream_field("s", "c"), 1);
+        assert_eq!(sets.bytes(), 0);
+        let v = |s: &[&[u8]]| s.iter().map(|b| b.to_vec()).collect::<Vec<_>>();
+        assert_eq!(
+            sets_in(&mut frames),
+            vec![
+                (Some(5), v(&[b"a", b"c", b"d"])),
+                (Some(7), v(&[b"b", b"f"])),
+                (Some(9), v(&[b"e"])),
+            ]
+        );
+        // closed sets are empty: closing again writes nothing, the next tuples start afresh
+        sets.close_all(&mut frames, &stream_field("s", "c"), 1);
+        assert!(frames.is_empty());
+        push(&mut sets, &mut frames, 7, b"g");
+        sets.close_all(&mut frames, &stream_field("s", "c"), 1);
+        assert_eq!(sets_in(&mut frames), vec![(Some(7), v(&[b"g"]))]);
+    }
+
+    #[test]
+    fn a_full_set_closes_before_the_next_tuple() {
+        let (mut sets, mut frames) = (DestSets::default(), BytesMut::new());
+        for _ in 0..DATA_SET_MAX_TUPLES + 1 {
+            push(&mut sets, &mut frames, 3, b"x");
+        }
+        let closed = sets_in(&mut frames);
+        assert_eq!(closed.len(), 1);
+        assert_eq!(closed[0].1.len(), DATA_SET_MAX_TUPLES);
+        sets.close_all(&mut frames, &stream_field("s", "c"), 1);
+        assert_eq!(sets_in(&mut frames)[0].1.len(), 1);
+    }
+}
