@@ -95,7 +95,8 @@ impl RouteInto<'_> {
         })
     }
 
-    /// Copies every tuple of `set` into the batch of `slot` without reading or routing it:
+    /// Copies every tuple of `set` into the batch of `slot` without reading or routing it
+    /// (as one block when the set's tuples are contiguous and fit a packet):
     /// for a set whose sender named its one destination ([`DataSetRef::dest_task`]) and
     /// whose tuples need no acking keys. The tuples reach their task as the sender wrote
     /// them (an instance drops one it cannot decode, as from another stream manager).
@@ -112,6 +113,12 @@ impl RouteInto<'_> {
             cache, out, now, ..
         } = self;
         let mut deliver = |slot: u32, b: &mut Batch| out.deliver(slot, b);
+        if let Some((block, n)) = set.tuple_block()? {
+            if cache.push_block(slot, src_task, stream, field, block, n, *now, &mut deliver) {
+                r.tuples += u64::from(n);
+                return Ok(());
+            }
+        }
         set.for_each_tuple(|tuple| {
             r.tuples += 1;
             if !cache.push(slot, src_task, stream, field, tuple, *now, &mut deliver) {

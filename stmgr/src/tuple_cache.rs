@@ -132,6 +132,66 @@ impl TupleCache {
         if stream_field.len() + entry > self.max_body {
             return false;
         }
+        let batch_bytes = self.batch_bytes;
+        let b = self.open_for(slot, src_task, stream, stream_field, entry, now, deliver);
+        b.set.push(tuple, key);
+        if b.set.body_len() >= batch_bytes {
+            b.open = false;
+            deliver(slot, b);
+        }
+        true
+    }
+
+    /// Adds `n` tuples of `stream` from `src_task`, already encoded as one block of set
+    /// entries ([`heron_proto::tuple::DataSetRef::tuple_block`]), to the batch of `slot` in
+    /// one copy, delivering any batch this closes. `false` if the block does not fit one
+    /// packet (nothing is added: push its tuples one by one).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_block(
+        &mut self,
+        slot: u32,
+        src_task: i32,
+        stream: u32,
+        stream_field: &[u8],
+        block: &[u8],
+        n: u32,
+        now: Instant,
+        deliver: &mut impl FnMut(u32, &mut Batch),
+    ) -> bool {
+        if stream_field.len() + block.len() > self.max_body {
+            return false;
+        }
+        let batch_bytes = self.batch_bytes;
+        let b = self.open_for(
+            slot,
+            src_task,
+            stream,
+            stream_field,
+            block.len(),
+            now,
+            deliver,
+        );
+        b.set.push_entries(block, n);
+        if b.set.body_len() >= batch_bytes {
+            b.open = false;
+            deliver(slot, b);
+        }
+        true
+    }
+
+    /// The batch of `slot`, open for `entry` more bytes of `stream` from `src_task`: the
+    /// batch there is delivered first when it holds another source or stream or lacks room.
+    #[allow(clippy::too_many_arguments)]
+    fn open_for(
+        &mut self,
+        slot: u32,
+        src_task: i32,
+        stream: u32,
+        stream_field: &[u8],
+        entry: usize,
+        now: Instant,
+        deliver: &mut impl FnMut(u32, &mut Batch),
+    ) -> &mut Batch {
         let b = &mut self.batches[slot as usize];
         if b.open
             && (b.src_task != src_task
@@ -149,12 +209,7 @@ impl TupleCache {
             }
             self.first_open.get_or_insert(now);
         }
-        b.set.push(tuple, key);
-        if b.set.body_len() >= self.batch_bytes {
-            b.open = false;
-            deliver(slot, b);
-        }
-        true
+        b
     }
 
     /// `true` when the open batches should go out now: the caller is idle, or the oldest
@@ -281,6 +336,42 @@ mod tests {
         assert_eq!(
             shape,
             vec![(1, "a".into(), 2), (2, "a".into(), 1), (2, "b".into(), 1)]
+        );
+    }
+
+    #[test]
+    fn a_block_of_entries_joins_the_batch_as_its_tuples_would() {
+        let f = field("s");
+        let mut cache = TupleCache::new(1 << 20, 200, 0);
+        cache.resize(1);
+        let now = Instant::now();
+        // two tuples as a set's block: tag, length, tuple each
+        let block = [&[0x12, 2][..], b"bc", &[0x12, 1], b"d"].concat();
+        let mut out = Vec::new();
+        let mut d = collect(&mut out);
+        cache.push(0, 1, 0, &f, b"a", now, &mut d);
+        assert!(cache.push_block(0, 1, 0, &f, &block, 2, now, &mut d));
+        cache.push(0, 1, 0, &f, b"e", now, &mut d);
+        assert!(
+            cache.push_block(0, 2, 0, &f, &block, 2, now, &mut d),
+            "other source"
+        );
+        // a block larger than a packet is refused, and nothing of it added
+        let big = [&[0x12, 0x80, 0x02][..], &[9u8; 256]].concat();
+        assert!(!cache.push_block(0, 2, 0, &f, &big, 1, now, &mut d));
+        cache.flush(&mut d);
+        drop(d);
+        let got: Vec<(i32, Vec<Vec<u8>>)> = out
+            .iter()
+            .map(|(_, s)| {
+                let tuples = &s.data.as_ref().unwrap().tuples;
+                (s.src_task_id, tuples.iter().map(|b| b.to_vec()).collect())
+            })
+            .collect();
+        let t = |v: &[&[u8]]| v.iter().map(|b| b.to_vec()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![(1, t(&[b"a", b"bc", b"d", b"e"])), (2, t(&[b"bc", b"d"]))]
         );
     }
 

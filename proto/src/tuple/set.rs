@@ -155,6 +155,8 @@ pub struct DataSetRef<'a> {
     /// The one task every tuple goes to, when the sender named it ([`DEST_TASK_FIELD`]).
     pub dest_task: Option<i32>,
     body: &'a [u8],
+    /// Where the tuples start when the stream (and task) come first, as encoders write them.
+    tuples_at: Option<usize>,
 }
 
 impl<'a> DataSetRef<'a> {
@@ -174,6 +176,26 @@ impl<'a> DataSetRef<'a> {
         Ok(())
     }
 
+    /// The tuples as one block of encoded `tuples` fields (tag, length, tuple each: the same
+    /// bytes a `HeronDataTupleSet2` holds them in) and their number, when they follow the
+    /// stream (and task) to the end of the set; `None` when other fields come among them.
+    /// Every field is read, so a malformed one is an error here.
+    pub fn tuple_block(&self) -> Result<Option<(&'a [u8], u32)>, TupleError> {
+        let Some(at) = self.tuples_at else {
+            return Ok(None);
+        };
+        let block = &self.body[at..];
+        let mut n = 0u32;
+        for field in fields(block) {
+            match field? {
+                (2, Field::Len(_)) => n += 1,
+                (2, v) => return Err(wrong("HeronDataTupleSet", 2, &v)),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some((block, n)))
+    }
+
     /// The number of tuples, for counting what is dropped.
     #[inline]
     pub fn count(&self) -> u64 {
@@ -186,14 +208,16 @@ impl<'a> DataSetRef<'a> {
 /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
 #[inline]
 pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
-    let (mut stream, mut dest_task) = (None, None);
+    let (mut stream, mut dest_task, mut tuples_at) = (None, None, None);
     // Encoders write the stream first, then the destination task if they name one; look
     // further only if they are not there.
     let mut head = fields(buf);
     if let Some(Ok((1, Field::Len(s)))) = head.next() {
         stream = Some(s);
+        tuples_at = Some(buf.len() - head.remaining());
         if let Some(Ok((DEST_TASK_FIELD, Field::Varint(t)))) = head.next() {
             dest_task = Some(t as i32);
+            tuples_at = Some(buf.len() - head.remaining());
         }
     } else {
         for f in fields(buf) {
@@ -226,6 +250,7 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
         component: utf8(component, "StreamId.component_name")?,
         dest_task,
         body: buf,
+        tuples_at,
     })
 }
 
@@ -396,6 +421,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(seen, tuples);
+            assert_eq!(set.tuple_block().unwrap(), Some((&tuples[..], 2)));
             // prost (as heronpy) skips the field it does not know
             let decoded: HeronTupleSet = packet.decode().unwrap();
             let d = decoded.data.unwrap();
@@ -405,11 +431,29 @@ mod tests {
         // a plain set names none; the task is found after the tuples too
         let mut plain = stream.clone();
         plain.extend_from_slice(&tuples);
-        assert_eq!(split_data_set(&plain).unwrap().dest_task, None);
+        let plain_set = split_data_set(&plain).unwrap();
+        assert_eq!(plain_set.dest_task, None);
+        assert_eq!(plain_set.tuple_block().unwrap(), Some((&tuples[..], 2)));
+        // another field among the tuples: no block; a malformed tuple field: an error
+        let mut mixed = plain.clone();
+        mixed.extend_from_slice(&[0x18, 1]);
+        assert_eq!(split_data_set(&mixed).unwrap().tuple_block().unwrap(), None);
+        let mut bad = plain.clone();
+        bad.extend_from_slice(&[0x12, 5, 1]);
+        assert!(
+            split_data_set(&bad).unwrap().tuple_block().is_err(),
+            "truncated"
+        );
         let mut late = tuples.to_vec();
         late.extend_from_slice(&stream);
         late.extend_from_slice(&[0xa0, 0x06, 5]);
-        assert_eq!(split_data_set(&late).unwrap().dest_task, Some(5));
+        let late_set = split_data_set(&late).unwrap();
+        assert_eq!(late_set.dest_task, Some(5));
+        assert_eq!(
+            late_set.tuple_block().unwrap(),
+            None,
+            "the stream is not first"
+        );
         late.extend_from_slice(&[0xa2, 0x06, 0]);
         assert!(
             split_data_set(&late).is_err(),

@@ -121,6 +121,14 @@ impl Set2Builder {
         self.tuples += 1;
     }
 
+    /// Adds `n` tuples already encoded as this message's `tuples` fields (tag, length and
+    /// tuple each, as [`super::DataSetRef::tuple_block`] finds them), unkeyed, in one copy.
+    #[inline]
+    pub fn push_entries(&mut self, entries: &[u8], n: u32) {
+        self.buf.put_slice(entries);
+        self.tuples += n;
+    }
+
     /// The bytes of the data set so far (stream and tuples).
     #[inline]
     pub fn body_len(&self) -> usize {

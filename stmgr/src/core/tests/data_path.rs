@@ -202,3 +202,74 @@ fn a_large_round_goes_out_in_chunks_of_whole_frames_in_order() {
     }
     assert!(h.core.counters().bytes.to_instances > 1_200_000);
 }
+
+/// A set from the spout whose tuples all name `dest`, addressed to `to` (the set's task field).
+fn addressed_set(to: i32, dest: i32, words: &[&str]) -> Packet {
+    let mut tuples = BytesMut::new();
+    for w in words {
+        let v = data_tuple(w).values[0].clone();
+        heron_proto::tuple::put_data_tuple(&mut tuples, &[], &[&v[..]], &[dest]);
+    }
+    let mut frames = BytesMut::new();
+    let stream = heron_proto::tuple::stream_field("default", "spout");
+    heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, to, &tuples, 1);
+    one_packet(&frames)
+}
+
+#[test]
+fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_per_tuple() {
+    let to_bolt = |out: &[Out]| -> Vec<HeronDataTuple> {
+        frames_to(out, BOLT)
+            .iter()
+            .flat_map(|f| f.decode::<HeronTupleSet2>().unwrap().data.unwrap().tuples)
+            .map(|t| HeronDataTuple::decode(t).unwrap())
+            .collect()
+    };
+    let to_peer = |out: &[Out]| -> Vec<(i32, i32)> {
+        frames_to(out, 10)
+            .iter()
+            .map(|f| {
+                let m: TupleStreamMessage = f.decode().unwrap();
+                (m.task_id, m.num_tuples)
+            })
+            .collect()
+    };
+    let mut h = H::running(api::Grouping::Direct);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.round(true);
+    // to the local task 3 and to the remote task 4: whole, in order, unchanged
+    h.core
+        .on_packet(SPOUT, &addressed_set(3, 3, &["a", "b", "c"]), h.now);
+    h.core
+        .on_packet(SPOUT, &addressed_set(4, 4, &["d", "e"]), h.now);
+    let out = h.round(true);
+    let got = to_bolt(&out);
+    let words: Vec<_> = got.iter().map(|t| t.values[0].clone()).collect();
+    let want: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|w| data_tuple(w).values[0].clone())
+        .collect();
+    assert_eq!(words, want);
+    assert!(got.iter().all(|t| t.dest_task_ids == vec![3]));
+    assert_eq!(to_peer(&out), vec![(4, 2)]);
+    assert_eq!(h.core.counters().tuples_from_instances, 5);
+    // an address that is no task of the consumer: each tuple goes where it says
+    h.core
+        .on_packet(SPOUT, &addressed_set(99, 3, &["f", "g"]), h.now);
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 2);
+    assert!(to_peer(&out).is_empty());
+
+    // a consumer that reads the stream otherwise ignores the address: ALL sends every
+    // tuple to both tasks
+    let mut h = H::running(api::Grouping::All);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.round(true);
+    h.core
+        .on_packet(SPOUT, &addressed_set(4, 4, &["x", "y"]), h.now);
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 2);
+    assert_eq!(to_peer(&out), vec![(4, 2)]);
+}
