@@ -136,7 +136,9 @@ impl KeyRng {
 /// Emits are validated (declared stream, one value per field, `emit_direct` only on direct
 /// streams); misuse panics with a message naming the component and stream, as Storm's
 /// exceptions do. Output is a list of `HeronTupleSet`s: one per run of same-stream data
-/// tuples (bounded in size), then one with the acks and fails.
+/// tuples (bounded in size; on a direct stream, one per destination task of the run for the
+/// tuples without roots, naming that task so the stream manager forwards the set whole), then
+/// one with the acks and fails.
 ///
 /// ```
 /// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
