@@ -64,6 +64,10 @@ fn tuple_payload(payload: &Bytes) {
     }
     if let Ok(parts) = split_tuple_set(payload) {
         if let Some(d) = parts.data.and_then(|d| split_data_set(d).ok()) {
+            if let Ok(Some((block, n))) = d.tuple_block() {
+                assert_eq!(u64::from(n), d.count(), "a block holds every tuple");
+                assert!(block.len() <= payload.len());
+            }
             let _ = d.for_each_tuple(|t| {
                 one_tuple(t);
                 Ok(())
