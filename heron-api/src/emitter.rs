@@ -11,8 +11,8 @@ use heron_proto::system::HeronTupleSet;
 use heron_proto::tuple::{ControlKind, ControlTuples};
 
 use crate::{
-    CustomStreamGrouping, HeronTopology, MessageId, ReliabilityMode, StreamDecl, TopologyContext,
-    Tuple, Value,
+    CustomStreamGrouping, GroupingKind, HeronTopology, MessageId, ReliabilityMode, StreamDecl,
+    TopologyContext, Tuple, Value,
 };
 
 /// A data tuple set is closed when it holds this many tuples (Heron's
@@ -45,6 +45,8 @@ struct OutStream {
     /// The encoded `stream` field of this stream's data sets.
     stream_field: Vec<u8>,
     custom: Vec<Box<dyn CustomStreamGrouping>>,
+    /// The task of each tuple, when the stream's one consumer groups it by fields.
+    fields_route: Option<dest_sets::FieldsRoute>,
     /// Spout trees rooted on this stream: acks, fails, complete latencies.
     tally: StreamTally,
 }
@@ -191,6 +193,7 @@ impl Emitter {
                 stream_field: heron_proto::tuple::stream_field(&d.id, component),
                 decl: d.clone(),
                 custom: Vec::new(),
+                fields_route: None,
                 tally: StreamTally::default(),
             })
             .collect();
@@ -229,6 +232,15 @@ impl Emitter {
             ctx.config().reliability_mode(),
             streams,
         );
+        for out in &mut emitter.streams {
+            let mut targets = ctx.stream_targets(component, &out.decl.id);
+            if let (Some(only), None) = (targets.next(), targets.next()) {
+                if let GroupingKind::Fields(by) = &only.grouping {
+                    let tasks = ctx.component_tasks(&only.consumer);
+                    out.fields_route = dest_sets::FieldsRoute::new(&out.decl.fields, by, tasks);
+                }
+            }
+        }
         for (consumer, stream, mut grouping) in topology.custom_groupings_from(component) {
             grouping.prepare(ctx, &stream, ctx.component_tasks(&consumer));
             emitter.add_custom_grouping(&stream, grouping);
@@ -243,6 +255,8 @@ impl Emitter {
     pub fn add_custom_grouping(&mut self, stream: &str, grouping: Box<dyn CustomStreamGrouping>) {
         let i = self.stream_index(stream);
         self.streams[i].custom.push(grouping);
+        // the stream manager adds the grouping's tasks to each tuple's own route
+        self.streams[i].fields_route = None;
     }
 
     /// The task id.
@@ -332,11 +346,16 @@ impl Emitter {
                 self.component
             );
         }
+        let addressed = match (dest, roots) {
+            (Dest::Direct(task), []) => Some(task),
+            (Dest::Grouped, []) => out.fields_route.as_mut().map(|r| r.task(values)),
+            _ => None,
+        };
         if self.open != Some(si) {
             self.close_data();
             self.open = Some(si);
         }
-        if let (Dest::Direct(task), []) = (dest, roots) {
+        if let Some(task) = addressed {
             // one task, nothing to key: into that task's set, forwarded whole
             let field = &self.streams[si].stream_field;
             let buf = self

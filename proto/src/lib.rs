@@ -18,6 +18,7 @@
 pub mod codec;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod grouping;
 pub mod keys;
 pub mod tuple;
 

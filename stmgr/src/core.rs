@@ -220,7 +220,7 @@ impl Core {
         let mut routed = Routed::default();
         // a set its sender addressed to one task, with no trees to key: forwarded whole
         let forward = match (set.dest_task, &into.acking) {
-            (Some(task), None) => into.router.sole_direct_slot(stream, task),
+            (Some(task), None) => into.router.sole_addressed_slot(stream, task),
             _ => None,
         };
         let result = match forward {

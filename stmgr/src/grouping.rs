@@ -5,9 +5,8 @@
 //! ascending (see [`crate::routing::Router`]). Every list of slots here is therefore in
 //! ascending task-id order, as Heron sorts its task lists.
 
-use crate::modulus::Modulus;
+use heron_proto::grouping::{fields_hash_step, Modulus};
 use heron_proto::tuple::TupleScan;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The `custom_grouping_object` that turns a SHUFFLE input into local-or-shuffle.
 pub(crate) const LOCAL_OR_SHUFFLE: &[u8] = b"heron-rs:local-or-shuffle";
@@ -135,12 +134,6 @@ pub(crate) fn fields_hash<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> u64
     values.into_iter().fold(0u64, fields_hash_step)
 }
 
-/// One step of [`fields_hash`]: `h * 31 + xxh3_64(v)`, wrapping.
-#[inline]
-fn fields_hash_step(h: u64, v: &[u8]) -> u64 {
-    h.wrapping_mul(31).wrapping_add(xxh3_64(v))
-}
-
 /// [`fields_hash`] of the values at `indices` (ascending) of a scanned tuple.
 fn tuple_fields_hash(tuple: &[u8], scan: &TupleScan, indices: &[usize]) -> u64 {
     let mut want = indices.iter().copied().peekable();
@@ -159,6 +152,7 @@ mod tests {
     use super::*;
     use crate::testutil::tuple as encoded;
     use heron_proto::tuple as wire;
+    use xxhash_rust::xxh3::xxh3_64;
 
     fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();

@@ -58,7 +58,6 @@ mod ids;
 mod instance_server;
 mod mesh;
 pub mod metrics_publisher;
-mod modulus;
 mod net;
 mod outbox;
 mod restorer;

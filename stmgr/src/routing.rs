@@ -5,9 +5,9 @@
 //! the data path can keep per-task state in vectors.
 
 use crate::grouping::{Grouping, LOCAL_OR_SHUFFLE};
-use crate::modulus::Modulus;
 use bytes::{BufMut, Bytes, BytesMut};
 use heron_proto::api::{self, StreamSchema};
+use heron_proto::grouping::Modulus;
 use heron_proto::system::PhysicalPlan;
 use heron_proto::tuple::TupleScan;
 use heron_proto::Message;
@@ -182,14 +182,19 @@ impl Router {
         }
     }
 
-    /// The slot of `task` when a set of tuples on `stream` that all name `task` goes there
-    /// and nowhere else: the stream's one consumer reads it direct (or by a custom grouping,
-    /// which the emitter resolves too) and `task` is one of its tasks. `None` otherwise (the
+    /// The slot of `task` when a set its sender addressed to `task` goes there and nowhere
+    /// else: the stream's one consumer has that task and reads the stream direct (or by a
+    /// custom grouping; the emitter chose the task either way) or by fields (the emitter
+    /// computed the hash this router would, [`heron_proto::grouping`]). `None` otherwise (the
     /// set is routed tuple by tuple).
-    pub fn sole_direct_slot(&self, stream: u32, task: i32) -> Option<u32> {
+    pub fn sole_addressed_slot(&self, stream: u32, task: i32) -> Option<u32> {
         match &self.routes[stream as usize].groupings[..] {
             [Grouping::Direct { tasks, slots }] => {
                 tasks.binary_search(&task).ok().map(|i| slots[i])
+            }
+            [Grouping::Fields { slots, .. }] => {
+                let slot = self.slot_of(task)?;
+                slots.binary_search(&slot).is_ok().then_some(slot)
             }
             _ => None,
         }

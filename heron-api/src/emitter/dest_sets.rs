@@ -3,16 +3,65 @@
 //! [`DEST_TASK_FIELD`](heron_proto::tuple::DEST_TASK_FIELD)) and the stream manager forwards
 //! it without reading each tuple's destination and routing it.
 //!
-//! Only tuples that need nothing else of the stream manager go this way: no roots (so no
-//! acking keys to give each copy). The emitter keeps one stream's tuples here at a time and
+//! The emitter knows the task of a tuple on a direct stream, and of a tuple on a stream whose
+//! one consumer groups it by fields ([`FieldsRoute`]). Only tuples that need nothing else of
+//! the stream manager go this way: no roots (so no acking keys to give each copy). The emitter keeps one stream's tuples here at a time and
 //! closes every set when the stream changes, so the order of tuples across streams is the
 //! order of the emits, as with one open set; within the stream, each task's tuples keep their
 //! order.
 
 use bytes::BytesMut;
+use heron_proto::grouping::{fields_hash_step, Modulus};
 use heron_proto::tuple::put_data_set_frame_to;
 
 use super::{DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES};
+use crate::{Fields, Value};
+
+/// The task a stream's one FIELDS consumer gets each tuple at, computed as the stream
+/// managers do ([`heron_proto::grouping`]): so that the emitter can address the tuple's set.
+pub(super) struct FieldsRoute {
+    /// Schema indices of the grouping fields, ascending.
+    indices: Vec<usize>,
+    /// The consumer's tasks, ascending.
+    tasks: Vec<i32>,
+    modulus: Modulus,
+    /// One value encoded, to hash (reused).
+    scratch: Vec<u8>,
+}
+
+impl FieldsRoute {
+    /// The route of a stream declaring `declared` to a consumer with `tasks` grouping it by
+    /// `by`; `None` when a grouping field is not declared (the plan is refused elsewhere) or
+    /// there are no tasks.
+    pub fn new(declared: &Fields, by: &Fields, tasks: &[i32]) -> Option<FieldsRoute> {
+        let mut indices = by
+            .iter()
+            .map(|f| declared.iter().position(|d| d == f))
+            .collect::<Option<Vec<usize>>>()?;
+        indices.sort_unstable();
+        indices.dedup();
+        let mut tasks = tasks.to_vec();
+        tasks.sort_unstable();
+        (!tasks.is_empty()).then(|| FieldsRoute {
+            indices,
+            modulus: Modulus::new(tasks.len()),
+            tasks,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The task of a tuple with `values`.
+    #[inline]
+    pub fn task(&mut self, values: &[Value]) -> i32 {
+        let mut h = 0u64;
+        for &i in &self.indices {
+            self.scratch.clear();
+            values[i].encode(&mut self.scratch);
+            h = fields_hash_step(h, &self.scratch);
+        }
+        self.tasks[self.modulus.rem(h)]
+    }
+}
 
 /// One destination's open set.
 #[derive(Default)]
@@ -160,6 +209,29 @@ mod tests {
         push(&mut sets, &mut frames, 7, b"g");
         sets.close_all(&mut frames, &stream_field("s", "c"), 1);
         assert_eq!(sets_in(&mut frames), vec![(Some(7), v(&[b"g"]))]);
+    }
+
+    #[test]
+    fn a_fields_route_picks_the_task_the_stream_managers_hash_picks() {
+        let declared = Fields::new(["word", "n", "ts"]);
+        let tasks = [12, 4, 9];
+        let mut r = FieldsRoute::new(&declared, &Fields::new(["ts", "word"]), &tasks).unwrap();
+        for (w, n, ts) in [("a", 1, 5), ("hello", 2, 5), ("a", 3, 6), ("", 0, 0)] {
+            let values = [Value::from(w), Value::from(n), Value::from(ts)];
+            // by the formula, over the encoded values in schema order, tasks ascending
+            let enc = |v: &Value| {
+                let mut b = Vec::new();
+                v.encode(&mut b);
+                xxhash_rust::xxh3::xxh3_64(&b)
+            };
+            let h = enc(&values[0])
+                .wrapping_mul(31)
+                .wrapping_add(enc(&values[2]));
+            let sorted = [4, 9, 12];
+            assert_eq!(r.task(&values), sorted[(h % 3) as usize], "{w} {n} {ts}");
+        }
+        assert!(FieldsRoute::new(&declared, &Fields::new(["nope"]), &tasks).is_none());
+        assert!(FieldsRoute::new(&declared, &Fields::new(["word"]), &[]).is_none());
     }
 
     #[test]

@@ -261,6 +261,24 @@ fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_
     assert_eq!(to_bolt(&out).len(), 2);
     assert!(to_peer(&out).is_empty());
 
+    // FIELDS: the emitter computed the task, so the set goes there whole (the stream
+    // manager does not hash it again); an address that is no task of the consumer is
+    // ignored and each tuple hashed (no grouping fields here: all to the first task, 3)
+    let mut h = H::running(api::Grouping::Fields);
+    h.core
+        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+    h.round(true);
+    h.core
+        .on_packet(SPOUT, &addressed_set(4, 4, &["x", "y"]), h.now);
+    let out = h.round(true);
+    assert!(to_bolt(&out).is_empty());
+    assert_eq!(to_peer(&out), vec![(4, 2)]);
+    h.core
+        .on_packet(SPOUT, &addressed_set(99, 4, &["x", "y"]), h.now);
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 2);
+    assert!(to_peer(&out).is_empty());
+
     // a consumer that reads the stream otherwise ignores the address: ALL sends every
     // tuple to both tasks
     let mut h = H::running(api::Grouping::All);

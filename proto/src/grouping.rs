@@ -1,14 +1,36 @@
-//! `h % n` for a fixed `n` without a division instruction: fields grouping takes every
-//! tuple's hash modulo the consumer's task count, and a 64-bit `div` (tens of cycles, its
-//! result awaited at once) was half of that grouping's time.
+//! The stream managers' fields grouping, shared with the instances that address their sets
+//! to one task: the hash of a tuple's grouping values and its remainder by the consumer's
+//! task count, computed without a division.
 //!
-//! The method is Lemire, Kaser and Kurz's direct remainder ("Faster remainder by direct
+//! The hash (`docs/internals.md`): xxh3-64 (seed 0) of each grouping value as the tuple
+//! encodes it (tag and payload), combined as `h = h * 31 + x` (wrapping) from 0, over the
+//! grouping fields in schema order; the task is the consumer's `h % n`-th, ascending. Every
+//! stream manager and every instance computes the same.
+//!
+//! The remainder is Lemire, Kaser and Kurz's direct method ("Faster remainder by direct
 //! computation", 2019): with `c = ⌈2^128 / n⌉`, the remainder of a 64-bit `h` by a 32-bit `n`
-//! is the high 64 bits of `(c·h mod 2^128) · n`. Exact for every `h` and every `n ≥ 1`.
+//! is the high 64 bits of `(c·h mod 2^128) · n`. Exact for every `h` and every `n ≥ 1`; a
+//! 64-bit `div` (tens of cycles, its result awaited at once) was half of the grouping's time.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// One step of the fields hash: `h * 31 + xxh3_64(value)`, wrapping; fold it from 0 over a
+/// tuple's grouping values (encoded, in schema order).
+///
+/// ```
+/// use heron_proto::grouping::{fields_hash_step, Modulus};
+/// let values: [&[u8]; 2] = [b"\x04hello", b"\x02\x07\0\0\0\0\0\0\0"];
+/// let h = values.iter().fold(0, |h, v| fields_hash_step(h, v));
+/// assert_eq!(Modulus::new(3).rem(h), (h % 3) as usize);
+/// ```
+#[inline]
+pub fn fields_hash_step(h: u64, value: &[u8]) -> u64 {
+    h.wrapping_mul(31).wrapping_add(xxh3_64(value))
+}
 
 /// A divisor with its precomputed reciprocal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Modulus {
+pub struct Modulus {
     n: u32,
     /// `⌈2^128 / n⌉ mod 2^128` (0 for `n == 1`, where every remainder is 0).
     c: u128,
