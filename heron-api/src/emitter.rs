@@ -355,20 +355,25 @@ impl Emitter {
             self.close_data();
             self.open = Some(si);
         }
-        if let Some(task) = addressed {
-            // one task, nothing to key: into that task's set, forwarded whole
-            let field = &self.streams[si].stream_field;
-            let buf = self
-                .by_dest
-                .buffer(task, &mut self.frames, field, self.task_id);
-            heron_proto::tuple::put_data_tuple(buf, roots, values, &self.dests);
-            self.by_dest.pushed();
-        } else {
-            if self.open_count >= DATA_SET_MAX_TUPLES || self.tuples.len() >= DATA_SET_MAX_BYTES {
-                self.close_general(si);
+        if addressed.is_none()
+            && (self.open_count >= DATA_SET_MAX_TUPLES || self.tuples.len() >= DATA_SET_MAX_BYTES)
+        {
+            self.close_general(si);
+        }
+        // one task and nothing to key: into that task's set, forwarded whole; one call site,
+        // so the tuple's encoding is inlined here
+        let buf = match addressed {
+            Some(task) => {
+                let field = &self.streams[si].stream_field;
+                self.by_dest
+                    .buffer(task, &mut self.frames, field, self.task_id)
             }
-            heron_proto::tuple::put_data_tuple(&mut self.tuples, roots, values, &self.dests);
-            self.open_count += 1;
+            None => &mut self.tuples,
+        };
+        heron_proto::tuple::put_data_tuple(buf, roots, values, &self.dests);
+        match addressed {
+            Some(_) => self.by_dest.pushed(),
+            None => self.open_count += 1,
         }
         self.counters.emitted += 1;
         si
