@@ -182,6 +182,7 @@ impl TupleCache {
     /// The batch of `slot`, open for `entry` more bytes of `stream` from `src_task`: the
     /// batch there is delivered first when it holds another source or stream or lacks room.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn open_for(
         &mut self,
         slot: u32,
