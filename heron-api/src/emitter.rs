@@ -138,9 +138,9 @@ impl KeyRng {
 /// Emits are validated (declared stream, one value per field, `emit_direct` only on direct
 /// streams); misuse panics with a message naming the component and stream, as Storm's
 /// exceptions do. Output is a list of `HeronTupleSet`s: one per run of same-stream data
-/// tuples (bounded in size; on a direct stream, one per destination task of the run for the
-/// tuples without roots, naming that task so the stream manager forwards the set whole), then
-/// one with the acks and fails.
+/// tuples (bounded in size; without acking, on a direct stream or one whose one consumer
+/// groups it by fields, one per destination task of the run, naming that task so the stream
+/// manager forwards the set whole), then one with the acks and fails.
 ///
 /// ```
 /// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
@@ -168,6 +168,8 @@ pub struct Emitter {
     open_count: usize,
     /// The open data sets of tuples to one task each.
     by_dest: dest_sets::DestSets,
+    /// Whether the open stream's tuples go to `by_dest` (else to `tuples`).
+    open_addressed: bool,
     control: ControlTuples,
     dests: Vec<i32>,
     roots: Vec<(i32, i64)>,
@@ -208,6 +210,7 @@ impl Emitter {
             tuples: BytesMut::new(),
             open_count: 0,
             by_dest: dest_sets::DestSets::default(),
+            open_addressed: false,
             control: ControlTuples::default(),
             dests: Vec::new(),
             roots: Vec::new(),
@@ -346,14 +349,18 @@ impl Emitter {
                 self.component
             );
         }
-        let addressed = match (dest, roots) {
-            (Dest::Direct(task), []) => Some(task),
-            (Dest::Grouped, []) => out.fields_route.as_mut().map(|r| r.task(values)),
-            _ => None,
+        // addressed only without acking: a stream manager that acks routes every tuple anyway
+        let addressed = match (dest, self.mode.is_acking()) {
+            (_, true) => None,
+            (Dest::Direct(task), false) => Some(task),
+            (Dest::Grouped, false) => out.fields_route.as_mut().map(|r| r.task(values)),
+            (Dest::Pinned(_), false) => None,
         };
-        if self.open != Some(si) {
+        // a run of one stream is all addressed or all not, so that its tuples keep their order
+        if self.open != Some(si) || self.open_addressed != addressed.is_some() {
             self.close_data();
             self.open = Some(si);
+            self.open_addressed = addressed.is_some();
         }
         if addressed.is_none()
             && (self.open_count >= DATA_SET_MAX_TUPLES || self.tuples.len() >= DATA_SET_MAX_BYTES)

@@ -1,14 +1,14 @@
-//! Data sets kept per destination task: the tuples of a direct stream, grouped by the task
-//! each goes to, so that every set names its one task (`HeronDataTupleSet` field
+//! Data sets kept per destination task: tuples grouped by the task each goes to, so that
+//! every set names its one task (`HeronDataTupleSet` field
 //! [`DEST_TASK_FIELD`](heron_proto::tuple::DEST_TASK_FIELD)) and the stream manager forwards
 //! it without reading each tuple's destination and routing it.
 //!
 //! The emitter knows the task of a tuple on a direct stream, and of a tuple on a stream whose
-//! one consumer groups it by fields ([`FieldsRoute`]). Only tuples that need nothing else of
-//! the stream manager go this way: no roots (so no acking keys to give each copy). The emitter keeps one stream's tuples here at a time and
-//! closes every set when the stream changes, so the order of tuples across streams is the
-//! order of the emits, as with one open set; within the stream, each task's tuples keep their
-//! order.
+//! one consumer groups it by fields ([`FieldsRoute`]). It addresses tuples only without
+//! acking (a stream manager that acks keys and routes every tuple anyway). It keeps one
+//! stream's tuples here at a time and closes every set when the stream changes, or when an
+//! emit of the stream is not addressed (a pinned one), so tuples keep their emit order across
+//! streams and within a stream each task's tuples keep theirs.
 
 use bytes::BytesMut;
 use heron_proto::grouping::{fields_hash_step, Modulus};

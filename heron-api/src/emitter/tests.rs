@@ -500,3 +500,59 @@ fn acks_of_tuples_with_one_root_in_common_go_out_as_one_with_the_xor_of_their_ke
         ]
     );
 }
+
+/// (stream, addressed task, values' first bytes) of every data set in the emitter's frames.
+fn addressed_sets(e: &mut Emitter) -> Vec<(String, Option<i32>, usize)> {
+    let mut frames = BytesMut::from(&e.take_frames()[..]);
+    let codec = HeronCodec::new(0);
+    let mut out = Vec::new();
+    while let Some(p) = codec.decode_packet(&mut frames).unwrap() {
+        let parts = heron_proto::tuple::split_tuple_set(&p.payload).unwrap();
+        if let Some(d) = parts.data {
+            let set = heron_proto::tuple::split_data_set(d).unwrap();
+            out.push((set.stream.to_string(), set.dest_task, set.count() as usize));
+        }
+    }
+    out
+}
+
+#[test]
+fn direct_tuples_go_in_one_set_per_task_without_acking_only_and_runs_keep_their_order() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    for task in [7, 8, 7, 7] {
+        e.emit_bolt("direct", Some(task), &[], &values!["x"]);
+    }
+    e.emit_bolt("other", None, &[], &values!["y"]);
+    e.emit_bolt("direct", Some(8), &[], &values!["z"]);
+    let s = |n: &str| n.to_string();
+    assert_eq!(
+        addressed_sets(&mut e),
+        vec![
+            (s("direct"), Some(7), 3),
+            (s("direct"), Some(8), 1),
+            (s("other"), None, 1),
+            (s("direct"), Some(8), 1),
+        ]
+    );
+    // with acking (unanchored or not) every tuple goes in the one routed set, in order
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let t = input(vec![(1, 2)], 3);
+    e.emit_bolt("direct", Some(7), &[], &values!["x"]);
+    e.emit_bolt("direct", Some(8), &[&t], &values!["x"]);
+    e.emit_bolt("direct", Some(7), &[], &values!["x"]);
+    assert_eq!(addressed_sets(&mut e), vec![(s("direct"), None, 3)]);
+}
+
+#[test]
+fn a_pinned_emit_between_addressed_ones_keeps_its_place() {
+    let mut e = emitter(ReliabilityMode::AtMostOnce);
+    e.streams[0].fields_route =
+        dest_sets::FieldsRoute::new(&Fields::new(["w", "n"]), &Fields::new(["w"]), &[3, 4]);
+    e.emit_bolt("default", None, &[], &values!["a", 1]);
+    e.emit_bolt_pinned("default", &[], &values!["b", 2], &[4]);
+    e.emit_bolt("default", None, &[], &values!["a", 3]);
+    let got = addressed_sets(&mut e);
+    let tasks: Vec<_> = got.iter().map(|(_, t, n)| (t.is_some(), *n)).collect();
+    assert_eq!(tasks, vec![(true, 1), (false, 1), (true, 1)], "{got:?}");
+    assert_eq!(got[0].1, got[2].1, "one word, one task");
+}
