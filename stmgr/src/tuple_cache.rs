@@ -129,17 +129,10 @@ impl TupleCache {
         deliver: &mut impl FnMut(u32, &mut Batch),
     ) -> bool {
         let entry = Set2Builder::entry_len(tuple.len(), key);
-        if stream_field.len() + entry > self.max_body {
-            return false;
-        }
-        let batch_bytes = self.batch_bytes;
-        let b = self.open_for(slot, src_task, stream, stream_field, entry, now, deliver);
-        b.set.push(tuple, key);
-        if b.set.body_len() >= batch_bytes {
-            b.open = false;
-            deliver(slot, b);
-        }
-        true
+        let to = (slot, src_task, stream);
+        self.add(to, stream_field, entry, now, deliver, |set| {
+            set.push(tuple, key)
+        })
     }
 
     /// Adds `n` tuples of `stream` from `src_task`, already encoded as one block of set
@@ -158,41 +151,29 @@ impl TupleCache {
         now: Instant,
         deliver: &mut impl FnMut(u32, &mut Batch),
     ) -> bool {
-        if stream_field.len() + block.len() > self.max_body {
-            return false;
-        }
-        let batch_bytes = self.batch_bytes;
-        let b = self.open_for(
-            slot,
-            src_task,
-            stream,
-            stream_field,
-            block.len(),
-            now,
-            deliver,
-        );
-        b.set.push_entries(block, n);
-        if b.set.body_len() >= batch_bytes {
-            b.open = false;
-            deliver(slot, b);
-        }
-        true
+        let to = (slot, src_task, stream);
+        self.add(to, stream_field, block.len(), now, deliver, |set| {
+            set.push_entries(block, n)
+        })
     }
 
-    /// The batch of `slot`, open for `entry` more bytes of `stream` from `src_task`: the
-    /// batch there is delivered first when it holds another source or stream or lacks room.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes `entry` bytes into the batch of `slot` (`to`: slot, source task, stream) with
+    /// `write`, delivering the batch there first when it holds another source or stream or
+    /// lacks room, and after when it reached the batch size. `false` if `entry` alone does
+    /// not fit a packet (nothing is written).
     #[inline]
-    fn open_for(
+    fn add(
         &mut self,
-        slot: u32,
-        src_task: i32,
-        stream: u32,
+        (slot, src_task, stream): (u32, i32, u32),
         stream_field: &[u8],
         entry: usize,
         now: Instant,
         deliver: &mut impl FnMut(u32, &mut Batch),
-    ) -> &mut Batch {
+        write: impl FnOnce(&mut Set2Builder),
+    ) -> bool {
+        if stream_field.len() + entry > self.max_body {
+            return false;
+        }
         let b = &mut self.batches[slot as usize];
         if b.open
             && (b.src_task != src_task
@@ -210,7 +191,12 @@ impl TupleCache {
             }
             self.first_open.get_or_insert(now);
         }
-        b
+        write(&mut b.set);
+        if b.set.body_len() >= self.batch_bytes {
+            b.open = false;
+            deliver(slot, b);
+        }
+        true
     }
 
     /// `true` when the open batches should go out now: the caller is idle, or the oldest

@@ -156,6 +156,15 @@ impl H {
         assert!(h.attempt > 0, "the plan starts a connect to stmgr-2");
         h
     }
+
+    /// [`H::running`], with the link to stmgr-2 up on connection 10 and the plan handed out.
+    fn meshed(g: api::Grouping) -> H {
+        let mut h = H::running(g);
+        h.core
+            .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+        h.round(true);
+        h
+    }
 }
 
 fn frames_to(out: &[Out], conn: ConnId) -> Vec<&Packet> {

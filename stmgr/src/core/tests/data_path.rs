@@ -68,10 +68,7 @@ fn remote_tuples_go_as_tuple_stream_messages_once_the_peer_is_up() {
 
 #[test]
 fn a_tuple_pinned_on_a_shuffle_stream_reaches_exactly_the_pinned_task() {
-    let mut h = H::running(api::Grouping::Shuffle);
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
-    h.round(true);
+    let mut h = H::meshed(api::Grouping::Shuffle);
     let pinned = |task: i32| {
         let mut set = tuple_set(&["a", "b", "c", "d", "e", "f"]);
         for t in &mut set.data.as_mut().unwrap().tuples {
@@ -234,10 +231,7 @@ fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_
             })
             .collect()
     };
-    let mut h = H::running(api::Grouping::Direct);
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
-    h.round(true);
+    let mut h = H::meshed(api::Grouping::Direct);
     // to the local task 3 and to the remote task 4: whole, in order, unchanged
     h.core
         .on_packet(SPOUT, &addressed_set(3, 3, &["a", "b", "c"]), h.now);
@@ -264,10 +258,7 @@ fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_
     // FIELDS: the emitter computed the task, so the set goes there whole (the stream
     // manager does not hash it again); an address that is no task of the consumer is
     // ignored and each tuple hashed (no grouping fields here: all to the first task, 3)
-    let mut h = H::running(api::Grouping::Fields);
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
-    h.round(true);
+    let mut h = H::meshed(api::Grouping::Fields);
     h.core
         .on_packet(SPOUT, &addressed_set(4, 4, &["x", "y"]), h.now);
     let out = h.round(true);
@@ -281,10 +272,7 @@ fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_
 
     // a consumer that reads the stream otherwise ignores the address: ALL sends every
     // tuple to both tasks
-    let mut h = H::running(api::Grouping::All);
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
-    h.round(true);
+    let mut h = H::meshed(api::Grouping::All);
     h.core
         .on_packet(SPOUT, &addressed_set(4, 4, &["x", "y"]), h.now);
     let out = h.round(true);
