@@ -90,7 +90,8 @@ def step_of(sym, kernel):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--topology", default="word-count",
-                   help="a bench topology, or timely: the bench's timely peer")
+                   help="a bench topology, or timely (the bench's timely peer), or relay (the "
+                        "relay floor: our process layout, bare frames)")
     p.add_argument("--reliability", default="atmost")
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--freq", type=int, default=1999)
@@ -101,7 +102,8 @@ def main():
     p.add_argument("extra", nargs="*")
     a = p.parse_args()
 
-    runs = [(profile_timely if a.topology == "timely" else profile)(a) for _ in range(a.runs)]
+    how = {"timely": profile_timely, "relay": profile_relay}.get(a.topology, profile)
+    runs = [how(a) for _ in range(a.runs)]
     words = statistics.median(r[0] for r in runs)
     roles = sorted({role for _, cost, _ in runs for role, _ in cost})
     steps = [s for s, _ in STEPS] + ["kernel: other", "other"]
@@ -159,6 +161,46 @@ def profile_timely(a):
         f = out.split()
         words += float(f[f.index("words") + 1]) / float(f[f.index("secs") + 1])
     pids = {w.pid: "timely worker" for w in workers}
+    return words, *samples(a, data, pids, words * a.seconds)
+
+
+def relay_pids():
+    """The relay floor's processes (`bench relay-node --role R ...`): {pid: 'relay R'}."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            args = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        args = [x.decode(errors="replace") for x in args]
+        if "relay-node" in args and "--role" in args:
+            out[int(name)] = "relay " + args[args.index("--role") + 1]
+    return out
+
+
+def profile_relay(a):
+    """The relay floor (`bench relay-run`, eight processes) under perf, one role per process
+    kind."""
+    duration_ms = int((WARM + a.seconds + 4) * 1000)
+    run = subprocess.Popen(
+        [a.bench, "relay-run", "--duration-ms", str(duration_ms),
+         "--warmup-ms", str(int(WARM * 1000))],
+        stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    pids = {}
+    while time.time() < deadline and len(pids) < 8:
+        time.sleep(0.2)
+        pids = relay_pids()
+    if len(pids) < 8:
+        run.kill()
+        sys.exit(f"the relay's eight processes did not appear within 30 s: {pids}")
+    time.sleep(WARM)
+    data = record(a, list(pids))
+    out, _ = run.communicate(timeout=duration_ms / 1000 + 60)
+    f = out.split()
+    words = float(f[f.index("words_per_sec") + 1])
     return words, *samples(a, data, pids, words * a.seconds)
 
 

@@ -129,6 +129,32 @@ fn word_count_with_timely_peer_reports_a_ratio() {
 }
 
 #[test]
+fn word_count_with_relay_peer_reports_the_floor() {
+    let v = run_json("word-count", "atmost", &["--peer", "relay"]);
+    // the relay floor forwards bare frames: it counts words, and more of them than we do
+    let relay = v["relay_words_per_sec"].as_f64().unwrap();
+    assert!(relay > 0.0, "{v}");
+    assert!(v["relay_total_words"].as_u64().unwrap() > 0, "{v}");
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!(ratio > 0.0 && ratio < 2.0, "{v}");
+    // it runs flat out only
+    let env = TestEnv::new();
+    let (code, _, stderr) = bench(
+        &env,
+        &[
+            "--topology",
+            "word-count",
+            "--peer",
+            "relay",
+            "--rate",
+            "10",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--rate"), "{stderr}");
+}
+
+#[test]
 fn bad_arguments_exit_2_and_name_the_argument() {
     let env = TestEnv::new();
     for (args, name) in [

@@ -82,6 +82,9 @@ impl Reliability {
 pub enum Peer {
     /// timely dataflow, two worker processes over loopback.
     Timely,
+    /// The relay floor: our process layout with bare frames and no per-tuple work
+    /// (`relay_peer.rs`).
+    Relay,
 }
 
 /// Everything the command line says.
@@ -141,8 +144,10 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --conf KEY=VALUE               any topology config, e.g. the back-pressure watermarks
                                  (heron.streammgr.network.backpressure.highwatermark.mb); repeatable
   --json                         print one JSON object instead of a summary
-  --peer timely                  then run timely's word count and compare (word-count only;
-                                 with --rate, timely gets the same cap and its latency is shown)";
+  --peer timely|relay            then run timely's word count and compare (word-count only;
+                                 with --rate, timely gets the same cap and its latency is
+                                 shown); relay: the floor of our process layout, bare frames
+                                 and no per-tuple work but splitting and counting (no --rate)";
 
 impl Options {
     /// Parses the arguments (without the program name). `Err` is the message to print; the
@@ -233,7 +238,8 @@ impl Options {
                 "--peer" | "--compare" => {
                     o.peer = match value()?.as_str() {
                         "timely" => Some(Peer::Timely),
-                        p => return Err(format!("{name} must be timely, not {p:?}")),
+                        "relay" => Some(Peer::Relay),
+                        p => return Err(format!("{name} must be timely or relay, not {p:?}")),
                     }
                 }
                 "-h" | "--help" => return Err(USAGE.to_string()),
@@ -256,6 +262,9 @@ impl Options {
         }
         if o.peer.is_some() && o.topology != Topology::WordCount {
             return Err("--peer compares word counts: it needs --topology word-count".to_string());
+        }
+        if o.peer == Some(Peer::Relay) && o.rate.is_some() {
+            return Err("--peer relay runs flat out only: drop --rate".to_string());
         }
         Ok(o)
     }

@@ -15,7 +15,8 @@
 //!
 //! Modules: `args` (command line), `topology` (spouts, bolts), `rate` (token bucket),
 //! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
-//! `procs` (per-role RSS and CPU), `report` (JSON and summary), `timely_peer`.
+//! `procs` (per-role RSS and CPU), `report` (JSON and summary), `timely_peer`, `relay_peer`
+//! (`--peer relay`: the floor of our process layout).
 
 #[allow(dead_code)] // the examples' shared launcher; the bench uses its parts
 #[path = "../common/mod.rs"]
@@ -26,6 +27,7 @@ mod driver;
 mod procs;
 mod rate;
 mod record;
+mod relay_peer;
 mod report;
 mod streamlet;
 mod timely_peer;
@@ -37,8 +39,13 @@ fn main() {
     // Started as `<bench> heron-role ...`: be that process of the topology.
     heron::run_role_if_requested(topology::build);
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some(timely_peer::WORKER_COMMAND) {
-        std::process::exit(timely_peer::worker_main(&args[1..]));
+    match args.first().map(String::as_str) {
+        Some(timely_peer::WORKER_COMMAND) => {
+            std::process::exit(timely_peer::worker_main(&args[1..]))
+        }
+        Some(relay_peer::NODE_COMMAND) => std::process::exit(relay_peer::node_main(&args[1..])),
+        Some(relay_peer::RUN_COMMAND) => std::process::exit(relay_peer::run_main(&args[1..])),
+        _ => {}
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{}", args::USAGE);
@@ -60,9 +67,9 @@ fn main() {
         }
     };
     let peer = match opts.peer {
-        Some(args::Peer::Timely) if !stop.load(Ordering::SeqCst) => {
+        Some(peer) if !stop.load(Ordering::SeqCst) => {
             if !opts.json {
-                println!("running timely's word count for {:?}", opts.duration);
+                println!("running the {peer:?} word count for {:?}", opts.duration);
             }
             let exe = match std::env::current_exe() {
                 Ok(p) => p,
@@ -71,13 +78,19 @@ fn main() {
                     std::process::exit(1);
                 }
             };
-            match timely_peer::run(
-                &exe,
-                opts.duration,
-                opts.warmup,
-                opts.vocabulary,
-                opts.rate.map(|r| r as f64),
-            ) {
+            let result = match peer {
+                args::Peer::Timely => timely_peer::run(
+                    &exe,
+                    opts.duration,
+                    opts.warmup,
+                    opts.vocabulary,
+                    opts.rate.map(|r| r as f64),
+                ),
+                args::Peer::Relay => {
+                    relay_peer::run(&exe, opts.duration, opts.warmup, opts.vocabulary)
+                }
+            };
+            match result {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!("bench: {e}");

@@ -51,11 +51,12 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         o.insert("words_per_sec".into(), json!(round(m.tuples_per_sec, 1)));
     }
     if let Some(p) = peer {
+        let name = p.name;
         o.insert(
-            "timely_words_per_sec".into(),
+            format!("{name}_words_per_sec"),
             json!(round(p.words_per_sec, 1)),
         );
-        o.insert("timely_total_words".into(), json!(p.total_words));
+        o.insert(format!("{name}_total_words"), json!(p.total_words));
         let ratio = if p.words_per_sec > 0.0 {
             m.tuples_per_sec / p.words_per_sec
         } else {
@@ -63,7 +64,7 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
         };
         o.insert("ratio".into(), json!(round(ratio, 4)));
         if let Some(l) = &p.latency {
-            insert_latency(o, "timely_latency", l);
+            insert_latency(o, &format!("{name}_latency"), l);
         }
     }
     v
@@ -165,13 +166,19 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
         );
     }
     if let Some(p) = peer {
+        let shape = match p.name {
+            "timely" => "2 processes",
+            _ => "8 bare processes in our layout",
+        };
         println!(
-            "  timely word count (2 processes): {}; ours/timely = {}",
+            "  {} word count ({shape}): {}; ours/{} = {}",
+            p.name,
             rate(p.words_per_sec),
+            p.name,
             v["ratio"]
         );
         if let Some(l) = &p.latency {
-            println!("  timely {}", latency_line("end-to-end latency", l));
+            println!("  {} {}", p.name, latency_line("end-to-end latency", l));
         }
     }
     if m.processes_left > 0 {

@@ -65,6 +65,8 @@ struct Report {
 /// What the peer run measured.
 #[derive(Clone, Debug)]
 pub struct PeerResult {
+    /// `timely` or `relay`: the prefix of the peer's JSON keys.
+    pub name: &'static str,
     pub words_per_sec: f64,
     pub total_words: u64,
     /// End-to-end latency of both workers (with a rate cap).
@@ -383,6 +385,7 @@ pub fn run(
         }
     }
     Ok(PeerResult {
+        name: "timely",
         words_per_sec: reports
             .iter()
             .map(|r| r.counts.words as f64 / r.counts.secs.max(1e-9))
