@@ -282,12 +282,18 @@ impl Emitter {
         self.streams.iter().any(|s| s.decl.id == stream)
     }
 
+    #[inline]
     fn stream_index(&mut self, stream: &str) -> usize {
         if let Some(s) = self.streams.get(self.last_stream) {
-            if s.decl.id == stream {
+            if same_name(&s.decl.id, stream) {
                 return self.last_stream;
             }
         }
+        self.find_stream(stream)
+    }
+
+    /// [`Emitter::stream_index`] when the stream is not the last one emitted on.
+    fn find_stream(&mut self, stream: &str) -> usize {
         match self.streams.iter().position(|s| s.decl.id == stream) {
             Some(i) => {
                 self.last_stream = i;
@@ -680,6 +686,24 @@ impl Emitter {
 mod dest_sets;
 mod stats;
 pub use stats::StreamTally;
+
+/// `a == b` for names: the stream names an emit passes are short (`default`), and comparing
+/// up to 16 bytes as two overlapping words is several times cheaper than a call to `memcmp`.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    match n {
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => a == b,
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -213,6 +213,30 @@ impl Value {
         self.encode_to(out);
     }
 
+    /// The fields-grouping hash of this value: [`heron_proto::grouping::value_hash`] of
+    /// [`Value::encode`]'s output, computed where the value lies, without encoding it.
+    ///
+    /// ```
+    /// # use heron_api::Value;
+    /// for v in [Value::from("hi"), Value::Int(-3), Value::Null, Value::Bytes(vec![1])] {
+    ///     let mut encoded = Vec::new();
+    ///     v.encode(&mut encoded);
+    ///     assert_eq!(v.grouping_hash(), heron_proto::grouping::value_hash(&encoded));
+    /// }
+    /// ```
+    #[inline]
+    pub fn grouping_hash(&self) -> u64 {
+        use heron_proto::grouping::value_parts_hash as hash;
+        match self {
+            Value::Null => hash(tag::NULL, &[]),
+            Value::Bool(b) => hash(tag::BOOL, &[u8::from(*b)]),
+            Value::Int(i) => hash(tag::INT, &i.to_le_bytes()),
+            Value::Float(f) => hash(tag::FLOAT, &f.to_bits().to_le_bytes()),
+            Value::Str(s) => hash(tag::STR, s.as_bytes()),
+            Value::Bytes(b) => hash(tag::BYTES, b),
+        }
+    }
+
     /// [`Value::encode`] into any [`bytes::BufMut`].
     #[inline]
     pub fn encode_to<B: bytes::BufMut>(&self, out: &mut B) {

@@ -5,8 +5,9 @@
 //! needs an answer:
 //!
 //! - FIELDS, ALL and GLOBAL are computed from the plan the way the stream manager routes
-//!   (`stmgr/src/grouping.rs`): FIELDS hashes the encoded grouping values with xxh3
-//!   (`h = h * 31 + xxh3_64(value)`, in schema order) and picks `tasks[h % n]` of the
+//!   (`stmgr/src/grouping.rs`): FIELDS hashes the grouping values as
+//!   the stream managers do (`h = h * 31 + x`, in schema order, `x` each value's
+//!   [`Value::grouping_hash`]) and picks `tasks[h % n]` of the
 //!   consumer's sorted tasks; ALL is every task; GLOBAL the lowest.
 //! - SHUFFLE, NONE and LOCAL_OR_SHUFFLE are answered by *pinning*: the host picks the task
 //!   itself, by a round robin over the consumer's sorted tasks kept per (stream, consumer) in
@@ -22,7 +23,6 @@
 use std::collections::HashMap;
 
 use heron_api::{Fields, GroupingKind, TopologyContext, Value};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The emit's consumer reads the stream with a grouping whose choice the host cannot know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -128,11 +128,9 @@ pub fn task_ids(
                 idx.sort_unstable();
                 idx.dedup();
                 let mut h = 0u64;
-                let mut buf = Vec::new();
                 for i in idx {
-                    buf.clear();
-                    values.get(i).unwrap_or(&Value::Null).encode(&mut buf);
-                    h = h.wrapping_mul(31).wrapping_add(xxh3_64(&buf));
+                    let x = values.get(i).unwrap_or(&Value::Null).grouping_hash();
+                    h = h.wrapping_mul(31).wrapping_add(x);
                 }
                 out.tasks.push(tasks[(h % tasks.len() as u64) as usize]);
             }
@@ -159,6 +157,7 @@ pub fn task_ids(
 mod tests {
     use super::*;
     use heron_api::values;
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     fn ctx() -> TopologyContext {
         TopologyContext::builder("t", "split", 1)
@@ -194,7 +193,7 @@ mod tests {
         let got = task_ids(&ctx, &mut pins, "default", &f, &v).unwrap();
         let mut b = Vec::new();
         Value::from("cow").encode(&mut b);
-        let expect = [3, 4, 5][(xxh3_64(&b) % 3) as usize];
+        let expect = [3, 4, 5][(xxh3_64_with_seed(&b[1..], u64::from(b[0])) % 3) as usize];
         assert_eq!(got.tasks, vec![expect, 7, 8, 9]);
         assert!(!got.pinned, "the stream manager picks the same by itself");
         // the count value is not a grouping field: same task

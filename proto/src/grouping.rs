@@ -2,20 +2,51 @@
 //! to one task: the hash of a tuple's grouping values and its remainder by the consumer's
 //! task count, computed without a division.
 //!
-//! The hash (`docs/internals.md`): xxh3-64 (seed 0) of each grouping value as the tuple
-//! encodes it (tag and payload), combined as `h = h * 31 + x` (wrapping) from 0, over the
-//! grouping fields in schema order; the task is the consumer's `h % n`-th, ascending. Every
-//! stream manager and every instance computes the same.
+//! The hash (`docs/internals.md`): for each grouping value as the tuple encodes it, xxh3-64 of
+//! its payload seeded with its tag byte ([`value_hash`]), combined as `h = h * 31 + x`
+//! (wrapping) from 0, over the grouping fields in schema order; the task is the consumer's
+//! `h % n`-th, ascending. Every stream manager and every instance computes the same. The tag
+//! is a seed rather than part of the input so that an emitter hashes a value where it lies
+//! (a word in its `String`) without encoding it first.
 //!
 //! The remainder is Lemire, Kaser and Kurz's direct method ("Faster remainder by direct
 //! computation", 2019): with `c = ⌈2^128 / n⌉`, the remainder of a 64-bit `h` by a 32-bit `n`
 //! is the high 64 bits of `(c·h mod 2^128) · n`. Exact for every `h` and every `n ≥ 1`; a
 //! 64-bit `div` (tens of cycles, its result awaited at once) was half of the grouping's time.
 
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// One step of the fields hash: `h * 31 + xxh3_64(value)`, wrapping; fold it from 0 over a
-/// tuple's grouping values (encoded, in schema order).
+/// The hash of one encoded value: xxh3-64 of its payload (what follows the tag byte), seeded
+/// with the tag (an empty value hashes as an empty payload with tag 0).
+///
+/// ```
+/// use heron_proto::grouping::{value_hash, value_parts_hash};
+/// assert_eq!(value_hash(b"\x04hello"), value_parts_hash(4, b"hello"));
+/// assert_ne!(value_hash(b"\x04hello"), value_hash(b"\x05hello"), "the tag counts");
+/// ```
+#[inline]
+pub fn value_hash(encoded: &[u8]) -> u64 {
+    match encoded.split_first() {
+        Some((&tag, payload)) => value_parts_hash(tag, payload),
+        None => value_parts_hash(0, &[]),
+    }
+}
+
+/// [`value_hash`] of a value given as its tag and payload, where it lies.
+#[inline]
+pub fn value_parts_hash(tag: u8, payload: &[u8]) -> u64 {
+    xxh3_64_with_seed(payload, u64::from(tag))
+}
+
+/// Folds one value's hash into a tuple's: `h * 31 + x`, wrapping.
+#[inline]
+pub fn combine(h: u64, x: u64) -> u64 {
+    h.wrapping_mul(31).wrapping_add(x)
+}
+
+/// One step of the fields hash over an encoded value: [`combine`] of `h` and
+/// [`value_hash`]`(value)`; fold it from 0 over a tuple's grouping values (encoded, in schema
+/// order).
 ///
 /// ```
 /// use heron_proto::grouping::{fields_hash_step, Modulus};
@@ -25,7 +56,7 @@ use xxhash_rust::xxh3::xxh3_64;
 /// ```
 #[inline]
 pub fn fields_hash_step(h: u64, value: &[u8]) -> u64 {
-    h.wrapping_mul(31).wrapping_add(xxh3_64(value))
+    combine(h, value_hash(value))
 }
 
 /// A divisor with its precomputed reciprocal.

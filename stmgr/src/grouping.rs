@@ -127,8 +127,8 @@ fn push_dest_slots(
 }
 
 /// Fields grouping's hash of the serialized grouping values, in schema order
-/// (`docs/internals.md`): xxh3-64 (seed 0) of each value, combined as `h = h * 31 + x`
-/// (wrapping) from 0. Every stream manager computes the same.
+/// (`docs/internals.md`): xxh3-64 of each value's payload seeded with its tag, combined as
+/// `h = h * 31 + x` (wrapping) from 0. Every stream manager computes the same.
 #[cfg(test)]
 pub(crate) fn fields_hash<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> u64 {
     values.into_iter().fold(0u64, fields_hash_step)
@@ -152,7 +152,7 @@ mod tests {
     use super::*;
     use crate::testutil::tuple as encoded;
     use heron_proto::tuple as wire;
-    use xxhash_rust::xxh3::xxh3_64;
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     fn route(g: &mut Grouping, tuple: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();
@@ -234,14 +234,16 @@ mod tests {
     fn fields_hash_follows_the_documented_formula() {
         let a: &[u8] = b"\x04hello";
         let b: &[u8] = b"\x02\x07\0\0\0\0\0\0\0";
-        let want = xxh3_64(a).wrapping_mul(31).wrapping_add(xxh3_64(b));
+        // the payload after the tag byte, the tag as seed
+        let x = |v: &[u8]| xxh3_64_with_seed(&v[1..], u64::from(v[0]));
+        let want = x(a).wrapping_mul(31).wrapping_add(x(b));
         assert_eq!(fields_hash([a, b]), want);
         assert_eq!(fields_hash(std::iter::empty::<&[u8]>()), 0);
         // only the grouping fields count, in schema order
         let t = encoded(&[a, b"\x04ignored", b], &[]);
         let scan = wire::scan_tuple(&t).unwrap();
         assert_eq!(tuple_fields_hash(&t, &scan, &[0, 2]), want);
-        assert_eq!(tuple_fields_hash(&t, &scan, &[0]), xxh3_64(a));
+        assert_eq!(tuple_fields_hash(&t, &scan, &[0]), x(a));
         // more values than a scan keeps: the tuple is walked again for them
         let many: Vec<Vec<u8>> = (0..wire::INLINE_VALUES as u8 + 3)
             .map(|i| vec![4, i])

@@ -11,7 +11,7 @@
 //! streams and within a stream each task's tuples keep theirs.
 
 use bytes::BytesMut;
-use heron_proto::grouping::{fields_hash_step, Modulus};
+use heron_proto::grouping::{combine, Modulus};
 use heron_proto::tuple::put_data_set_frame_to;
 
 use super::{DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES};
@@ -25,8 +25,6 @@ pub(super) struct FieldsRoute {
     /// The consumer's tasks, ascending.
     tasks: Vec<i32>,
     modulus: Modulus,
-    /// One value encoded, to hash (reused).
-    scratch: Vec<u8>,
 }
 
 impl FieldsRoute {
@@ -46,7 +44,6 @@ impl FieldsRoute {
             indices,
             modulus: Modulus::new(tasks.len()),
             tasks,
-            scratch: Vec::new(),
         })
     }
 
@@ -55,9 +52,7 @@ impl FieldsRoute {
     pub fn task(&mut self, values: &[Value]) -> i32 {
         let mut h = 0u64;
         for &i in &self.indices {
-            self.scratch.clear();
-            values[i].encode(&mut self.scratch);
-            h = fields_hash_step(h, &self.scratch);
+            h = combine(h, values[i].grouping_hash());
         }
         self.tasks[self.modulus.rem(h)]
     }
@@ -218,11 +213,12 @@ mod tests {
         let mut r = FieldsRoute::new(&declared, &Fields::new(["ts", "word"]), &tasks).unwrap();
         for (w, n, ts) in [("a", 1, 5), ("hello", 2, 5), ("a", 3, 6), ("", 0, 0)] {
             let values = [Value::from(w), Value::from(n), Value::from(ts)];
-            // by the formula, over the encoded values in schema order, tasks ascending
+            // by the formula, over the encoded values in schema order (the payload hashed
+            // with the tag as seed), tasks ascending
             let enc = |v: &Value| {
                 let mut b = Vec::new();
                 v.encode(&mut b);
-                xxhash_rust::xxh3::xxh3_64(&b)
+                xxhash_rust::xxh3::xxh3_64_with_seed(&b[1..], u64::from(b[0]))
             };
             let h = enc(&values[0])
                 .wrapping_mul(31)

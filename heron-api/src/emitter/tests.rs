@@ -556,3 +556,18 @@ fn a_pinned_emit_between_addressed_ones_keeps_its_place() {
     assert_eq!(tasks, vec![(true, 1), (false, 1), (true, 1)], "{got:?}");
     assert_eq!(got[0].1, got[2].1, "one word, one task");
 }
+
+#[test]
+fn same_name_agrees_with_string_equality_for_every_length_and_differing_byte() {
+    for n in 0..24 {
+        let a: String = (0..n).map(|i| (b'a' + i as u8) as char).collect();
+        assert!(super::same_name(&a, &a.clone()), "{a}");
+        for at in 0..n {
+            let mut b = a.clone().into_bytes();
+            b[at] = b'Z';
+            let b = String::from_utf8(b).unwrap();
+            assert!(!super::same_name(&a, &b), "{a} {b}");
+        }
+        assert!(!super::same_name(&a, &format!("{a}x")), "{a}");
+    }
+}
