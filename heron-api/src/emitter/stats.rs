@@ -74,7 +74,7 @@ impl BoltClock {
 
     fn input(&mut self, stream: &str) -> &mut StreamTally {
         let i = match self.inputs.get(self.last_input) {
-            Some((s, _)) if s == stream => self.last_input,
+            Some((s, _)) if super::same_name(s, stream) => self.last_input,
             _ => match self.inputs.iter().position(|(s, _)| s == stream) {
                 Some(i) => i,
                 None => {
