@@ -8,13 +8,14 @@
 //! processed, so the value is zero exactly when every tuple of the tree has been acked (up to
 //! a 2^-64 chance of a random cancellation).
 //!
-//! Entries live in a [`RotatingMap`] of `nbuckets` buckets: inserts go to the newest bucket
-//! and a rotation silently drops the oldest, so trees that never complete (lost tuples) are
-//! forgotten after about the message timeout. The stream manager never fails on rotation:
-//! the spout instance times its tuples out itself and calls `fail`.
+//! Entries live in a [`RotatingMap`] of `nbuckets` generations: an entry belongs to the
+//! generation it was created in, and a rotation silently drops the oldest generation, so trees
+//! that never complete (lost tuples) are forgotten after about the message timeout. The stream
+//! manager never fails on rotation: the spout instance times its tuples out itself and calls
+//! `fail`.
 
 use heron_proto::keys::KeyBuildHasher;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Heron's `heron.streammgr.xormgr.rotatingmap.nbuckets`.
@@ -22,44 +23,45 @@ pub const DEFAULT_NBUCKETS: usize = 3;
 
 type KeyMap<V> = HashMap<i64, V, KeyBuildHasher>;
 
-/// root key → XOR value, in buckets of decreasing age.
+/// root key → XOR value, each entry stamped with the generation it was created in: Heron's
+/// rotating map of `nbuckets` buckets, kept as one map so that a lookup is one probe (a
+/// bucket per generation cost a probe per bucket for every new root, three at Heron's
+/// default).
 #[derive(Debug, Clone)]
 pub(crate) struct RotatingMap {
-    /// Front: the newest bucket.
-    buckets: VecDeque<KeyMap<i64>>,
+    entries: KeyMap<(i64, u64)>,
+    /// The current generation: entries of generations `generation + 1 - nbuckets` and later
+    /// are kept.
+    generation: u64,
+    nbuckets: u64,
 }
 
 impl RotatingMap {
-    /// A map of `nbuckets` (at least 1) empty buckets.
+    /// A map of `nbuckets` (at least 1) generations, all empty.
     pub fn new(nbuckets: usize) -> RotatingMap {
         RotatingMap {
-            buckets: (0..nbuckets.max(1)).map(|_| KeyMap::default()).collect(),
+            entries: KeyMap::default(),
+            generation: 0,
+            nbuckets: nbuckets.max(1) as u64,
         }
     }
 
-    fn find(&mut self, key: i64) -> Option<(usize, &mut i64)> {
-        self.buckets
-            .iter_mut()
-            .enumerate()
-            .find_map(|(i, b)| b.get_mut(&key).map(|v| (i, v)))
-    }
-
-    /// XORs `value` into the entry of `key`, creating it in the newest bucket when absent.
-    /// `true` when an existing entry became zero (removed: the tree is complete; possible when
-    /// a tuple's ack overtook the emit that created it).
+    /// XORs `value` into the entry of `key`, creating it in the current generation when
+    /// absent. `true` when an existing entry became zero (removed: the tree is complete;
+    /// possible when a tuple's ack overtook the emit that created it).
     pub fn anchor(&mut self, key: i64, value: i64) -> bool {
-        match self.find(key) {
-            Some((bucket, v)) => {
-                *v ^= value;
-                if *v != 0 {
+        match self.entries.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                e.get_mut().0 ^= value;
+                if e.get().0 != 0 {
                     return false;
                 }
-                self.buckets[bucket].remove(&key);
+                e.remove();
                 true
             }
-            None => {
+            std::collections::hash_map::Entry::Vacant(e) => {
                 if value != 0 {
-                    self.buckets[0].insert(key, value);
+                    e.insert((value, self.generation));
                 }
                 false
             }
@@ -69,40 +71,42 @@ impl RotatingMap {
     /// XORs `value` into the entry of `key` if there is one; `true` when that made it zero
     /// (the entry is then removed: the tree is complete).
     pub fn ack(&mut self, key: i64, value: i64) -> bool {
-        let Some((bucket, v)) = self.find(key) else {
+        let Some(v) = self.entries.get_mut(&key) else {
             return false;
         };
-        *v ^= value;
-        if *v != 0 {
+        v.0 ^= value;
+        if v.0 != 0 {
             return false;
         }
-        self.buckets[bucket].remove(&key);
+        self.entries.remove(&key);
         true
     }
 
     /// Removes the entry of `key`; `true` if there was one.
     pub fn remove(&mut self, key: i64) -> bool {
-        self.buckets.iter_mut().any(|b| b.remove(&key).is_some())
+        self.entries.remove(&key).is_some()
     }
 
-    /// Drops the oldest bucket and opens a new one; returns how many entries were dropped.
+    /// Drops the oldest generation and opens a new one; returns how many entries were
+    /// dropped. One pass over the entries, once per rotation interval.
     pub fn rotate(&mut self) -> usize {
-        let mut oldest = self.buckets.pop_back().unwrap_or_default();
-        let dropped = oldest.len();
-        oldest.clear(); // keep its allocation for the new bucket
-        self.buckets.push_front(oldest);
-        dropped
+        let before = self.entries.len();
+        // after this rotation, generations older than `oldest` are gone
+        let oldest = (self.generation + 2).saturating_sub(self.nbuckets);
+        self.entries.retain(|_, (_, g)| *g >= oldest);
+        self.generation += 1;
+        before - self.entries.len()
     }
 
     /// The number of entries.
     pub fn len(&self) -> usize {
-        self.buckets.iter().map(HashMap::len).sum()
+        self.entries.len()
     }
 
     /// The value of `key`, if tracked.
     #[cfg(test)]
     pub fn get(&self, key: i64) -> Option<i64> {
-        self.buckets.iter().find_map(|b| b.get(&key).copied())
+        self.entries.get(&key).map(|&(v, _)| v)
     }
 }
 
