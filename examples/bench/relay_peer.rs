@@ -153,22 +153,27 @@ impl Node {
 
     /// Connects to a stream manager and says who this is.
     fn connect(&self, container: u32, me: Role) -> io::Result<TcpStream> {
-        let addr = format!("127.0.0.1:{}", self.ports[container as usize]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut s = loop {
-            match TcpStream::connect(&addr) {
-                Ok(s) => break s,
-                Err(e) if Instant::now() > deadline => return Err(e),
-                Err(_) => std::thread::sleep(Duration::from_millis(5)),
-            }
-        };
-        s.set_nodelay(true)?;
-        let mut hello = [0u8; 5];
-        hello[0] = me.byte();
-        hello[1..].copy_from_slice(&self.container.to_le_bytes());
-        s.write_all(&hello)?;
-        Ok(s)
+        connect(self.ports[container as usize], me, self.container)
     }
+}
+
+/// Connects to the stream manager listening on `port` (retrying while it starts) and says
+/// who this is: `me` of container `mine`.
+fn connect(port: u16, me: Role, mine: u32) -> io::Result<TcpStream> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    s.set_nodelay(true)?;
+    let mut hello = [0u8; 5];
+    hello[0] = me.byte();
+    hello[1..].copy_from_slice(&mine.to_le_bytes());
+    s.write_all(&hello)?;
+    Ok(s)
 }
 
 /// Starts a frame for `dest`'s task `task` at the end of `out`; [`end_frame`] writes its length.
@@ -411,20 +416,11 @@ fn stmgr(node: &Node) -> io::Result<()> {
     let other = (node.container + 1) % CONTAINERS;
     // the other stream manager accepts while we do: connect to it on the side
     let peer = {
-        let (ports, start_ns, container) = (node.ports.clone(), node.start_ns, node.container);
+        let (port, mine) = (node.ports[other as usize], node.container);
         std::thread::spawn(move || {
-            let me = Node {
-                role: Role::Stmgr,
-                container,
-                ports,
-                start_ns,
-                warmup: Duration::ZERO,
-                duration: Duration::ZERO,
-                vocabulary: 1,
-            };
             Ok::<_, io::Error>((
-                me.connect(other, Role::Stmgr)?,
-                me.connect(other, Role::Stmgr)?,
+                connect(port, Role::Stmgr, mine)?,
+                connect(port, Role::Stmgr, mine)?,
             ))
         })
     };
