@@ -15,7 +15,8 @@
 //!
 //! Modules: `args` (command line), `topology` (spouts, bolts), `rate` (token bucket),
 //! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
-//! `procs` (per-role RSS and CPU), `report` (JSON and summary), `timely_peer`, `relay_peer`
+//! `procs` (per-role RSS and CPU), `report` (JSON and summary), `children` (a peer's
+//! processes), `timely_peer`, `relay_peer`
 //! (`--peer relay`: the floor of our process layout).
 
 #[allow(dead_code)] // the examples' shared launcher; the bench uses its parts
@@ -23,6 +24,7 @@
 mod common;
 
 mod args;
+mod children;
 mod driver;
 mod procs;
 mod rate;

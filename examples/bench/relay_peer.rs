@@ -18,6 +18,7 @@
 //! is a floor for per-word costs in this layout: what ours adds over it is our own work.
 //! `scripts/cost_table.py --topology relay` breaks its CPU down per role as for ours.
 
+use crate::children::{die_with_parent, free_loopback_port, Children};
 use crate::common::sentences::Sentences;
 use crate::record::now_ns;
 use crate::timely_peer::PeerResult;
@@ -25,7 +26,7 @@ use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -494,21 +495,6 @@ fn stmgr(node: &Node) -> io::Result<()> {
     Ok(())
 }
 
-/// Kills the relay processes when the driver is done with them (the counts exit by
-/// themselves; the others forward until killed).
-struct Nodes(Vec<Child>);
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-            }
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Runs the eight relay processes of `exe` for `duration` and sums the counts' rates after
 /// `warmup`.
 pub fn run(
@@ -518,7 +504,7 @@ pub fn run(
     vocabulary: usize,
 ) -> Result<PeerResult, String> {
     let ports = (0..CONTAINERS)
-        .map(|_| Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()))
+        .map(|_| free_loopback_port())
         .collect::<io::Result<Vec<u16>>>()
         .map_err(|e| format!("relay peer: no free loopback port: {e}"))?;
     let ports = ports
@@ -527,7 +513,8 @@ pub fn run(
         .collect::<Vec<_>>()
         .join(",");
     let start_ns = now_ns().to_string();
-    let mut nodes = Nodes(Vec::new());
+    // the counts exit by themselves; the others forward until `nodes` is dropped
+    let mut nodes = Children::default();
     let mut counts = Vec::new();
     for role in [Role::Stmgr, Role::Count, Role::Split, Role::Spout] {
         for c in 0..CONTAINERS {
@@ -542,14 +529,7 @@ pub fn run(
                 .args(["--vocabulary", &vocabulary.to_string()])
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped());
-            // SAFETY: prctl is async-signal-safe; the node dies with the bench.
-            unsafe {
-                use std::os::unix::process::CommandExt;
-                cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
+            die_with_parent(&mut cmd);
             let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("relay peer: cannot start {}: {e}", exe.display()))?;

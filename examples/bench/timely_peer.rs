@@ -13,6 +13,7 @@
 //! counting operator records the end-to-end latency of one word in eight after the warm-up;
 //! the driver merges both workers' histograms.
 
+use crate::children::{die_with_parent, free_loopback_port, Children};
 use crate::common::sentences::Sentences;
 use crate::driver::Latency;
 use crate::rate::TokenBucket;
@@ -21,9 +22,8 @@ use hdrhistogram::Histogram;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use timely::dataflow::channels::pact::Exchange;
@@ -279,24 +279,6 @@ fn count_words(
     }
 }
 
-fn free_loopback_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// Kills the worker processes if the driver gives up on them.
-struct Workers(Vec<Child>);
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-            }
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Runs the two worker processes of `exe` and sums their rates; with `rate` (sentences a
 /// second in all) each makes its share, and their latency histograms are merged.
 pub fn run(
@@ -311,7 +293,7 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("timely peer: no free loopback port: {e}"))?;
     let addresses: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
-    let mut workers = Workers(Vec::new());
+    let mut workers = Children::default();
     for i in 0..PROCESSES {
         let mut cmd = Command::new(exe);
         cmd.arg(WORKER_COMMAND)
@@ -324,14 +306,7 @@ pub fn run(
             cmd.args(["--rate-per-worker", &(r / PROCESSES as f64).to_string()]);
         }
         cmd.stdin(Stdio::null()).stdout(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe; the worker dies with the bench.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        die_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .map_err(|e| format!("timely peer: cannot start {}: {e}", exe.display()))?;
