@@ -114,6 +114,10 @@ fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
     });
     let rows = c["instances"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter().any(|r| r["backpressure_cause"] == true),
+        "a count task is attributed back pressure: {rows:?}"
+    );
     for r in rows {
         assert_eq!(r["host"], "127.0.0.1");
         assert!(r["memory_mb"].as_f64().unwrap() > 0.5, "{r}");
@@ -122,7 +126,10 @@ fn page_endpoints_against_a_word_count_with_a_slow_bolt() {
             r["windows"]["60"]["capacity"].as_f64().unwrap() > 0.5,
             "{r}"
         );
-        assert_eq!(r["backpressure_cause"], true);
+        // A count task is a cause when it held back pressure in the minute: both are slow,
+        // but once one has stopped the spouts the other may drain without reaching the mark.
+        let held = r["windows"]["60"]["backpressure_ms"].as_f64().unwrap();
+        assert_eq!(r["backpressure_cause"], held > 0.0, "{r}");
         let id = r["id"].as_str().unwrap();
         assert_eq!(r["logfile"], format!("log-files/{id}.log"));
     }
