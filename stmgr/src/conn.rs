@@ -7,6 +7,7 @@
 
 use crate::event::Event;
 use crate::ids::{ConnId, Incoming};
+use crate::kernel_queue::KernelQueue;
 use bytes::{Bytes, BytesMut};
 use heron_auth::Link;
 use heron_proto::HeronCodec;
@@ -41,6 +42,8 @@ pub(crate) struct ConnHandle {
     counts: Arc<WriteCounts>,
     /// `true` while the reader must not read (back pressure on a spout).
     paused: watch::Sender<bool>,
+    /// The socket's send queue, counted with the backlog.
+    kernel: Option<KernelQueue>,
 }
 
 impl ConnHandle {
@@ -56,6 +59,12 @@ impl ConnHandle {
     /// The bytes queued for writing and not written yet.
     pub fn backlog(&self) -> usize {
         self.counts.queued.load(Ordering::Relaxed)
+    }
+
+    /// [`backlog`](Self::backlog) and what the socket's send queue still holds: everything
+    /// sent to the connection that the reader has not taken ([`KernelQueue`]).
+    pub fn backlog_with_kernel(&self) -> usize {
+        self.backlog() + self.kernel.as_ref().map_or(0, KernelQueue::unsent)
     }
 
     /// The bytes written since the connection opened.
@@ -92,6 +101,7 @@ pub(crate) fn spawn(
     let (paused, paused_rx) = watch::channel(false);
     let writer_counts = Arc::clone(&counts);
     let writer_events = events.clone();
+    let kernel = KernelQueue::new(stream.tcp());
     let reader = match stream {
         // Plain TCP splits without a lock; TLS shares its session between the halves.
         Link::Plain(tcp) => {
@@ -111,6 +121,7 @@ pub(crate) fn spawn(
         reader,
         counts,
         paused,
+        kernel,
     }
 }
 

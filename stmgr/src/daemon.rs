@@ -160,7 +160,9 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         let now = Instant::now();
         shell.core.on_timer(now);
         for (&conn, h) in &shell.handles {
-            shell.core.on_writes(conn, h.written(), h.backlog());
+            shell
+                .core
+                .on_writes(conn, h.written(), h.backlog_with_kernel());
         }
         shell.core.end_round(now, rx.is_empty());
         shell.apply();

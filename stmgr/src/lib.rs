@@ -56,6 +56,7 @@ mod event;
 mod grouping;
 mod ids;
 mod instance_server;
+mod kernel_queue;
 mod mesh;
 pub mod metrics_publisher;
 mod net;
