@@ -13,7 +13,7 @@ use heron_auth::Link;
 use heron_proto::HeronCodec;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -61,10 +61,12 @@ impl ConnHandle {
         self.counts.queued.load(Ordering::Relaxed)
     }
 
-    /// [`backlog`](Self::backlog) and what the socket's send queue still holds: everything
-    /// sent to the connection that the reader has not taken ([`KernelQueue`]).
-    pub fn backlog_with_kernel(&self) -> usize {
-        self.backlog() + self.kernel.as_ref().map_or(0, KernelQueue::unsent)
+    /// [`backlog`](Self::backlog) and what the socket's send queue held at most
+    /// [`REFRESH`](crate::kernel_queue::REFRESH) before `now`: everything sent to the
+    /// connection that the reader has not taken ([`KernelQueue`]).
+    pub fn backlog_with_kernel(&self, now: Instant) -> usize {
+        let kernel = self.kernel.as_ref();
+        self.backlog() + kernel.map_or(0, |k| k.unsent_at(now, self.written()))
     }
 
     /// The bytes written since the connection opened.

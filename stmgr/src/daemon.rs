@@ -162,7 +162,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         for (&conn, h) in &shell.handles {
             shell
                 .core
-                .on_writes(conn, h.written(), h.backlog_with_kernel());
+                .on_writes(conn, h.written(), h.backlog_with_kernel(now));
         }
         shell.core.end_round(now, rx.is_empty());
         shell.apply();
