@@ -18,8 +18,8 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
 
 /// How long a reading of the queue stands. The stream manager ends thousands of rounds a
-/// second (tens of thousands with acking) and asks after every connection in each; a system
-/// call per connection per round cost the acked word count about a tenth of its throughput.
+/// second (tens of thousands with acking) and looks at every connection in each; a system
+/// call per connection per round is too many.
 pub(crate) const REFRESH: Duration = Duration::from_millis(1);
 
 /// A handle on a connection's socket for reading its send queue's length.
