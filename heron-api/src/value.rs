@@ -294,8 +294,12 @@ impl Value {
             Raw::Float(f) => *self = Value::Float(f),
             Raw::Str(s) => match self {
                 Value::Str(buf) if !oversized(buf.capacity(), s.len()) => {
-                    buf.clear();
-                    buf.push_str(s);
+                    // SAFETY: the vector is emptied, then gets exactly the bytes of `s`, a
+                    // `str`: it holds valid UTF-8 when the borrow ends.
+                    let bytes = unsafe { buf.as_mut_vec() };
+                    bytes.clear();
+                    // a word is a few bytes: copied inline, not by a call to `memcpy`
+                    heron_proto::small_copy::extend_small(bytes, s.as_bytes());
                 }
                 _ => {
                     // An empty buffer is valid UTF-8, so this keeps its capacity.
@@ -307,7 +311,7 @@ impl Value {
             Raw::Bytes(b) => match self {
                 Value::Bytes(buf) if !oversized(buf.capacity(), b.len()) => {
                     buf.clear();
-                    buf.extend_from_slice(b);
+                    heron_proto::small_copy::extend_small(buf, b);
                 }
                 _ => {
                     let mut buf = self.take_buffer(b.len());
@@ -493,6 +497,27 @@ impl heron_proto::tuple::EncodeValue for Value {
     #[inline]
     fn encode_to<B: bytes::BufMut>(&self, buf: &mut B) {
         Value::encode_to(self, buf)
+    }
+
+    /// A string or bytes payload (a word, an encoded Streamlet element: most often a few
+    /// bytes) is copied inline rather than by a call to `memcpy`.
+    #[inline]
+    fn encode_exact(&self, out: &mut [u8]) {
+        use heron_proto::small_copy::copy_small;
+        match self {
+            Value::Str(s) => {
+                out[0] = tag::STR;
+                copy_small(&mut out[1..], s.as_bytes());
+            }
+            Value::Bytes(b) => {
+                out[0] = tag::BYTES;
+                copy_small(&mut out[1..], b);
+            }
+            other => {
+                let mut out = out;
+                other.encode_to(&mut out);
+            }
+        }
     }
 }
 

@@ -96,9 +96,11 @@ impl postcard::ser_flavors::Flavor for Append<'_> {
         Ok(())
     }
 
+    /// postcard writes every varint through here as a slice of a few bytes: copied inline,
+    /// not by a call to `memcpy` ([`heron_proto::small_copy`]).
     #[inline(always)]
     fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
-        self.0.extend_from_slice(data);
+        heron_proto::small_copy::extend_small(self.0, data);
         Ok(())
     }
 

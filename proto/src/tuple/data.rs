@@ -22,6 +22,14 @@ pub trait EncodeValue {
     fn encoded_len(&self) -> usize;
     /// Writes the encoding: exactly [`EncodeValue::encoded_len`] bytes.
     fn encode_to<B: BufMut>(&self, buf: &mut B);
+    /// Writes the encoding into `out`, which is exactly [`EncodeValue::encoded_len`] bytes
+    /// long. The tuple encoder writes through this; an implementation may copy a short
+    /// payload without calling `memcpy` ([`crate::small_copy`]).
+    #[inline]
+    fn encode_exact(&self, out: &mut [u8]) {
+        let mut out = out;
+        self.encode_to(&mut out);
+    }
 }
 
 impl EncodeValue for &[u8] {
@@ -106,8 +114,11 @@ pub fn put_data_tuple<V: EncodeValue>(
     put_roots(&mut out, 2, roots);
     for v in values {
         out.put_u8(key(3, LEN));
-        put_varint(&mut out, v.encoded_len() as u64);
-        v.encode_to(&mut out);
+        let n = v.encoded_len();
+        put_varint(&mut out, n as u64);
+        let (value, rest) = std::mem::take(&mut out).split_at_mut(n);
+        v.encode_exact(value);
+        out = rest;
     }
     for &t in dest_task_ids {
         out.put_u8(key(4, VARINT));
