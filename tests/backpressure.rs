@@ -145,17 +145,22 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
     });
     let stmgrs = role_pids(&env, "stmgr");
     // The buffers on the way to the slow bolt (stream manager, sockets, the instance's
-    // queues) fill first; then back pressure holds the source spouts.
-    let mut last = (Instant::now(), total(&out, "source"));
+    // queues) fill first; then back pressure holds the source spouts: over a 2 s window they
+    // emit less than half their rate. (Held, not stopped: each release lets them emit a
+    // burst, and how often that comes depends on the watermarks' band, not on this test.)
+    let mut window = (Instant::now(), total(&out, "source"));
     Wait::new("the source spouts to be held")
         .timeout(Duration::from_secs(50))
         .every(Duration::from_millis(400))
         .until(|| {
-            let now = total(&out, "source");
-            if now != last.1 {
-                last = (Instant::now(), now);
+            let (t0, n0) = window;
+            let secs = t0.elapsed().as_secs_f64();
+            if secs < 2.0 {
+                return false;
             }
-            last.0.elapsed() >= Duration::from_secs(2)
+            let now = total(&out, "source");
+            window = (Instant::now(), now);
+            (now.saturating_sub(n0) as f64) < 0.5 * secs * 2.0 * RATE as f64
         });
     let start = Instant::now();
     let (source0, steady0) = (total(&out, "source"), total(&out, "steady"));
@@ -183,7 +188,7 @@ fn selective_back_pressure_stops_only_the_spouts_upstream_of_the_slow_bolt() {
         100.0 * steady as f64 / full,
         max_rss >> 20
     );
-    // The source spouts were held (the wait above: no emit for 2 s). Each release lets them
+    // The source spouts were held (the wait above: under half their rate). Each release lets them
     // push out what their instances queued meanwhile (out-queues, socket buffers), so they
     // run in bursts, below their rate on average; the other path never stops and runs at
     // full rate.
