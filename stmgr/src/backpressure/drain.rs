@@ -20,12 +20,9 @@
 //! rate 200 MB/s                  →  high = the byte watermark (1 MB), low its low one
 //! ```
 
+use heron_flow::DrainRate;
 use std::time::{Duration, Instant};
 
-/// The span over which one rate sample is taken.
-pub(crate) const WINDOW: Duration = Duration::from_millis(20);
-/// How much a new sample moves a backlogged connection's rate (an exponential average).
-const ALPHA: f64 = 0.25;
 /// The smallest high watermark a rate may give: a few batches.
 pub(crate) const MIN_HIGH: usize = 64 << 10;
 /// The low watermark as a share of a rate's high one.
@@ -33,53 +30,25 @@ pub(crate) const LOW_FRACTION: f64 = 0.8;
 
 /// The drain rate of one connection.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Drain {
-    /// Start of the current window: when, and the bytes written by then.
-    window: Option<(Instant, u64)>,
-    /// Whether every sample of the current window had a backlog.
-    busy: bool,
-    /// Bytes per second; `None` until a window completes.
-    rate: Option<f64>,
-}
+pub(crate) struct Drain(DrainRate);
 
 impl Drain {
     /// At `now` the connection has written `written` bytes in all and has `backlog` bytes
     /// waiting.
     pub fn sample(&mut self, now: Instant, written: u64, backlog: usize) {
-        let Some((t0, w0)) = self.window else {
-            self.window = Some((now, written));
-            self.busy = backlog > 0;
-            return;
-        };
-        self.busy &= backlog > 0;
-        let dt = now.saturating_duration_since(t0);
-        if dt < WINDOW {
-            return;
-        }
-        let r = written.saturating_sub(w0) as f64 / dt.as_secs_f64();
-        self.rate = Some(match self.rate {
-            None => r,
-            Some(old) if self.busy => old + (r - old) * ALPHA,
-            Some(old) => old.max(r),
-        });
-        self.window = Some((now, written));
-        self.busy = backlog > 0;
+        self.0.sample(now, written, backlog);
     }
 
     /// Bytes per second, once known.
     #[cfg(test)]
     pub fn rate(&self) -> Option<f64> {
-        self.rate
+        self.0.bytes_per_sec()
     }
 
     /// The (high, low) watermarks for `drain_time` under the byte watermarks `(high, low)`:
     /// the byte ones while the rate is unknown or the drain time is zero.
     pub fn watermarks(&self, drain_time: Duration, high: usize, low: usize) -> (usize, usize) {
-        let Some(rate) = self.rate.filter(|_| !drain_time.is_zero()) else {
-            return (high, low);
-        };
-        let timed = (rate * drain_time.as_secs_f64()) as usize;
-        let timed = timed.max(MIN_HIGH);
+        let timed = self.0.bytes_in(drain_time, MIN_HIGH, high);
         if timed >= high {
             (high, low)
         } else {
@@ -147,40 +116,5 @@ mod tests {
         let (high, low) = slow.watermarks(5 * MS, MB as usize, 512 << 10);
         assert_eq!(high, MIN_HIGH);
         assert!(low < high);
-    }
-
-    #[test]
-    fn idle_windows_raise_the_rate_but_never_lower_it() {
-        let (mut t, mut w) = (Instant::now(), 0u64);
-        let mut d = Drain::default();
-        feed(&mut d, &mut t, &mut w, 100, 50_000, 1); // 50 MB/s, backlogged
-        let fifty = d.rate().unwrap();
-        feed(&mut d, &mut t, &mut w, 100, 1_000, 0); // 1 MB/s offered, no backlog
-        assert_eq!(
-            d.rate(),
-            Some(fifty),
-            "a light load says nothing of capacity"
-        );
-        feed(&mut d, &mut t, &mut w, 21, 80_000, 0); // 80 MB/s offered
-        assert!(d.rate().unwrap() > 79e6, "{:?}", d.rate());
-        // backlogged again at 10 MB/s: the estimate follows down, a quarter per window
-        let before = d.rate().unwrap();
-        feed(&mut d, &mut t, &mut w, 41, 10_000, 1);
-        let after = d.rate().unwrap();
-        assert!(after < before && after > 10e6, "{before} -> {after}");
-        feed(&mut d, &mut t, &mut w, 600, 10_000, 1);
-        assert!((d.rate().unwrap() - 10e6).abs() < 0.1e6, "{:?}", d.rate());
-    }
-
-    #[test]
-    fn a_window_with_one_empty_sample_is_not_busy() {
-        let (mut t, mut w) = (Instant::now(), 0u64);
-        let mut d = Drain::default();
-        feed(&mut d, &mut t, &mut w, 21, 50_000, 1);
-        let fifty = d.rate().unwrap();
-        feed(&mut d, &mut t, &mut w, 10, 1_000, 1);
-        feed(&mut d, &mut t, &mut w, 1, 1_000, 0);
-        feed(&mut d, &mut t, &mut w, 10, 1_000, 1);
-        assert_eq!(d.rate(), Some(fifty));
     }
 }
