@@ -7,6 +7,7 @@ use std::net::{Shutdown, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::in_budget::InQueueBudget;
 use crate::queue::{bounded_bytes, QueueRx, QueueTx};
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::{encode_message, HeronCodec, ReqId};
@@ -210,12 +211,13 @@ impl Gateway {
         let write_stream = reg.stream.try_clone()?;
         let leftover = reg.leftover;
         let limit = reg.max_packet_size;
+        let budget = InQueueBudget::new(options.in_queue_time, options.in_queue_bytes);
         let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
         let written = WrittenCount::default();
         let writer_written = written.clone();
         let reader = thread::Builder::new()
             .name("gateway-reader".into())
-            .spawn(move || reader_loop(read_stream, leftover, limit, in_tx, executes))
+            .spawn(move || reader_loop(read_stream, leftover, limit, in_tx, budget, executes))
             .map_err(InstanceError::Thread)?;
         let writer = thread::Builder::new()
             .name("gateway-writer".into())
@@ -263,6 +265,7 @@ fn reader_loop(
     mut buf: BytesMut,
     max_packet_size: usize,
     in_tx: QueueTx<InBatch>,
+    mut budget: InQueueBudget,
     mut executes: StreamCounter,
 ) {
     let codec = HeronCodec::new(max_packet_size);
@@ -295,8 +298,13 @@ fn reader_loop(
                 }
             }
         }
-        if !batch.is_empty() && in_tx.send_weighted(batch, weight).is_err() {
-            return;
+        if !batch.is_empty() {
+            if let Some(max) = budget.before_send(Instant::now(), in_tx.queued_bytes(), weight) {
+                in_tx.set_max_bytes(max);
+            }
+            if in_tx.send_weighted(batch, weight).is_err() {
+                return;
+            }
         }
         match read_some(&mut stream, &mut buf, &mut scratch) {
             Ok(0) => {

@@ -26,6 +26,7 @@ mod executor;
 #[doc(hidden)]
 pub mod fuzz;
 mod gateway;
+mod in_budget;
 mod inbound;
 mod metrics;
 mod outbound;
@@ -86,6 +87,9 @@ pub struct RunOptions {
     pub out_queue_capacity: usize,
     /// The gateway → executor queue is full once its batches hold this many bytes.
     pub in_queue_bytes: usize,
+    /// ... or once they hold this much of the executor's work, judged by how fast it takes
+    /// them (at least 32 KiB; zero: bytes only). See [`IN_QUEUE_TIME`].
+    pub in_queue_time: Duration,
     /// The executor → gateway queue is full once its batches hold this many bytes.
     pub out_queue_bytes: usize,
 }
@@ -100,6 +104,7 @@ impl Default for RunOptions {
             in_queue_capacity: 16,
             out_queue_capacity: 32,
             in_queue_bytes: QUEUE_BYTES,
+            in_queue_time: IN_QUEUE_TIME,
             out_queue_bytes: QUEUE_BYTES,
         }
     }
@@ -111,6 +116,13 @@ impl Default for RunOptions {
 /// queues of a flat-out word count hold about a second of words between them; 256 KiB is
 /// about 10 ms of a word count task's input (`docs/cost.md`).
 pub const QUEUE_BYTES: usize = 256 << 10;
+
+/// What an executor's in-queue holds at most, in the time the executor takes to work through
+/// it. A byte of sentences in front of a word count's split is eight words of work, so the
+/// byte budget alone held 8–9 ms of a split's input and 3–4 ms of a count's; at 2 ms both
+/// hold about the same short wait (flat out, a split's budget settles near 64 KiB and a
+/// count's near 200 KiB; `docs/cost.md`).
+pub const IN_QUEUE_TIME: Duration = Duration::from_millis(2);
 
 /// A spout's out-queue budget and socket send buffer. A spout's tuples are the roots of all
 /// the work downstream (a sentence becomes eight words in a word count), and it writes few

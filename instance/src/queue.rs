@@ -30,7 +30,6 @@ pub(crate) use crossbeam_channel::{RecvError, RecvTimeoutError, SendError};
 pub(crate) struct QueueTx<T> {
     tx: Sender<(T, usize)>,
     budget: Arc<Budget>,
-    max_bytes: usize,
     /// Where this side sleeps while the queue is full.
     parker: Parker,
     /// Wakes the receiver (last field: see [`Waker`]).
@@ -41,9 +40,9 @@ pub(crate) struct QueueTx<T> {
 pub(crate) struct QueueRx<T> {
     rx: Receiver<(T, usize)>,
     budget: Arc<Budget>,
-    /// A sender blocked on a full queue is woken once the queue is down to these.
+    /// A sender blocked on a full queue is woken once the queue is down to these items (and
+    /// half its byte budget).
     wake_items: usize,
-    wake_bytes: usize,
     /// Where this side sleeps while the queue is empty.
     parker: Parker,
     /// Wakes the sender (last field: see [`Waker`]).
@@ -60,7 +59,10 @@ pub(crate) fn bounded<T>(capacity: usize) -> (QueueTx<T>, QueueRx<T>) {
 /// weigh `max_bytes` or more (see [`QueueTx::send_weighted`]).
 pub(crate) fn bounded_bytes<T>(capacity: usize, max_bytes: usize) -> (QueueTx<T>, QueueRx<T>) {
     let (tx, rx) = crossbeam_channel::bounded(capacity.max(1));
-    let budget = Arc::new(Budget::default());
+    let budget = Arc::new(Budget {
+        max_bytes: AtomicUsize::new(max_bytes),
+        ..Budget::default()
+    });
     let (tx_parker, rx_parker) = (Parker::new(), Parker::new());
     let sender = Waker(tx_parker.unparker().clone());
     let receiver = Waker(rx_parker.unparker().clone());
@@ -68,7 +70,6 @@ pub(crate) fn bounded_bytes<T>(capacity: usize, max_bytes: usize) -> (QueueTx<T>
         QueueTx {
             tx,
             budget: budget.clone(),
-            max_bytes,
             parker: tx_parker,
             receiver,
         },
@@ -76,7 +77,6 @@ pub(crate) fn bounded_bytes<T>(capacity: usize, max_bytes: usize) -> (QueueTx<T>
             rx,
             budget,
             wake_items: capacity.max(1) / 2,
-            wake_bytes: max_bytes / 2,
             parker: rx_parker,
             sender,
         },
@@ -121,7 +121,17 @@ impl<T> QueueTx<T> {
     }
 
     fn over_budget(&self) -> bool {
-        self.budget.bytes.load(Ordering::Relaxed) >= self.max_bytes
+        self.budget.bytes.load(Ordering::Relaxed) >= self.budget.max_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The weight of the items queued and not taken yet.
+    pub fn queued_bytes(&self) -> usize {
+        self.budget.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Makes the queue full once its items weigh `max_bytes` (from the next send on).
+    pub fn set_max_bytes(&self, max_bytes: usize) {
+        self.budget.max_bytes.store(max_bytes, Ordering::Relaxed);
     }
 
     /// `true` when a send would have to wait.
@@ -169,7 +179,8 @@ impl<T> QueueRx<T> {
         // Waking a full queue's sender for every item taken would make it add one item and
         // sleep again, a wake-up per item; it is woken once half the queue is free.
         let len = self.rx.len();
-        if len == 0 || (left <= self.wake_bytes && len <= self.wake_items) {
+        let wake_bytes = self.budget.max_bytes.load(Ordering::Relaxed) / 2;
+        if len == 0 || (left <= wake_bytes && len <= self.wake_items) {
             self.sender.wake();
         }
         Ok(item)
@@ -232,11 +243,12 @@ impl<T> QueueRx<T> {
     }
 }
 
-/// What both ends of a queue share: the weight of the queued items, and whether the receiver
-/// is gone (its queued items can no longer lighten).
+/// What both ends of a queue share: the weight of the queued items, the weight at which the
+/// queue is full, and whether the receiver is gone (its queued items can no longer lighten).
 #[derive(Default)]
 struct Budget {
     bytes: AtomicUsize,
+    max_bytes: AtomicUsize,
     closed: AtomicBool,
 }
 
@@ -377,6 +389,23 @@ mod tests {
         let tx = producer.join().unwrap();
         assert_eq!(rx.budget.bytes.load(Ordering::Relaxed), 0);
         assert!(!tx.is_full());
+    }
+
+    #[test]
+    fn a_budget_set_later_moves_where_the_queue_is_full() {
+        let (tx, rx) = bounded_bytes::<u32>(16, 1000);
+        tx.send_weighted(1, 300).unwrap();
+        assert_eq!(tx.queued_bytes(), 300);
+        assert!(!tx.is_full());
+        tx.set_max_bytes(200);
+        assert!(tx.is_full(), "300 of 200 bytes");
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(tx.queued_bytes(), 0);
+        tx.set_max_bytes(5000);
+        for i in 0..4 {
+            tx.send_weighted(i, 1000).unwrap();
+        }
+        assert!(!tx.is_full(), "4000 of 5000 bytes");
     }
 
     #[test]
