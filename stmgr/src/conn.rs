@@ -64,9 +64,10 @@ impl ConnHandle {
     /// [`backlog`](Self::backlog) and what the socket's send queue held at most
     /// [`REFRESH`](crate::kernel_queue::REFRESH) before `now`: everything sent to the
     /// connection that the reader has not taken ([`KernelQueue`]).
-    pub fn backlog_with_kernel(&self, now: Instant) -> usize {
+    /// `written` is [`written`](Self::written), read once by the caller for both.
+    pub fn backlog_with_kernel(&self, now: Instant, written: u64) -> usize {
         let kernel = self.kernel.as_ref();
-        self.backlog() + kernel.map_or(0, |k| k.unsent_at(now, self.written()))
+        self.backlog() + kernel.map_or(0, |k| k.unsent_at(now, written))
     }
 
     /// The bytes written since the connection opened.

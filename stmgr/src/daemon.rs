@@ -160,9 +160,10 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         let now = Instant::now();
         shell.core.on_timer(now);
         for (&conn, h) in &shell.handles {
+            let written = h.written();
             shell
                 .core
-                .on_writes(conn, h.written(), h.backlog_with_kernel(now));
+                .on_writes(conn, written, h.backlog_with_kernel(now, written));
         }
         shell.core.end_round(now, rx.is_empty());
         shell.apply();
