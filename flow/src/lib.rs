@@ -27,6 +27,21 @@
 
 use std::time::{Duration, Instant};
 
+/// Send buffer size asked for on both ends of a data connection (instance ↔ stream manager,
+/// stream manager ↔ stream manager); the kernel doubles it for its bookkeeping. Fixed, so the
+/// kernel's autotuning (up to 32 MB per loopback socket) does not hide a backlog from back
+/// pressure; what the send queue holds is counted by the stream manager's back pressure.
+pub const SEND_BUFFER: usize = 128 * 1024;
+
+/// Receive buffer size asked for on both ends of a data connection: smaller than the send
+/// buffer, because what a receive queue holds is invisible to the sender's back pressure,
+/// while its sender's send queue is counted. 64 KiB instead of 128 KiB cut the flat-out p50 by
+/// a sixth at the same throughput (`docs/cost.md`, "Back pressure counts the kernel's send
+/// queue"). Not smaller: the kernel doubles it, and a window below one loopback segment
+/// (64 KiB) stalls the sender on its persist timer (16 KiB collapsed a word count to 1 % of
+/// its throughput).
+pub const RECV_BUFFER: usize = 64 * 1024;
+
 /// The span over which one rate sample is taken.
 pub const WINDOW: Duration = Duration::from_millis(20);
 /// How much a new sample moves a backlogged queue's rate (an exponential average).
@@ -48,6 +63,21 @@ pub struct DrainRate {
 }
 
 impl DrainRate {
+    /// A queue whose rate is already known: `bytes_per_sec`, moved by later samples as any.
+    ///
+    /// ```
+    /// use heron_flow::DrainRate;
+    /// use std::time::Duration;
+    /// let rate = DrainRate::with_rate(10e6);
+    /// assert_eq!(rate.bytes_in(Duration::from_millis(5), 0, usize::MAX), 50_000);
+    /// ```
+    pub fn with_rate(bytes_per_sec: f64) -> DrainRate {
+        DrainRate {
+            rate: Some(bytes_per_sec),
+            ..DrainRate::default()
+        }
+    }
+
     /// At `now` the reader has taken `taken` bytes in all and `backlog` bytes are waiting.
     pub fn sample(&mut self, now: Instant, taken: u64, backlog: usize) {
         let Some((t0, w0)) = self.window else {

@@ -69,21 +69,12 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
     }
 }
 
-/// Send buffer size of a bolt's connection to the stream manager, the size the stream manager
-/// gives its side (heron-stmgr's `net` module says why the buffers are fixed: the kernel's
-/// share of a backlog is invisible to back pressure).
-pub(crate) const DATA_SOCKET_BUFFER: usize = 128 * 1024;
-/// Receive buffer size of the connection: what the receive queue holds is invisible to the
-/// stream manager's back pressure, while what waits in its send queue is counted, so this
-/// side is the smaller (the stream manager's `net` module has the same).
-pub(crate) const RECV_SOCKET_BUFFER: usize = 64 * 1024;
-
 /// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.
 fn tune_socket(stream: &std::net::TcpStream, send_buffer: usize) -> std::io::Result<()> {
     let s = socket2::SockRef::from(stream);
     s.set_tcp_nodelay(true)?;
     s.set_send_buffer_size(send_buffer)?;
-    s.set_recv_buffer_size(RECV_SOCKET_BUFFER)
+    s.set_recv_buffer_size(heron_flow::RECV_BUFFER)
 }
 
 /// Connects (retrying) and registers this instance; the physical plan, if the response

@@ -226,7 +226,7 @@ pub fn run_with_options(
         options.out_queue_bytes = options.out_queue_bytes.min(SPOUT_BUFFER_BYTES);
         SPOUT_BUFFER_BYTES
     } else {
-        gateway::DATA_SOCKET_BUFFER
+        heron_flow::SEND_BUFFER
     };
     let conn = gateway::connect_and_register(&config, &options, send_buffer)?;
     let gateway = gateway::Gateway::start(conn, &options)?;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 pub(crate) mod drain;
 pub(crate) mod plan;
 
-use drain::Drain;
+use heron_flow::DrainRate;
 
 /// Our defaults for `heron.streammgr.network.backpressure.highwatermark.mb` / `lowwatermark.mb`
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM
@@ -56,7 +56,7 @@ pub(crate) struct BackPressure {
     /// Watermarks in time ([`drain`]); zero: the byte watermarks alone.
     drain_time: Duration,
     /// The drain rate of every sampled connection.
-    drains: HashMap<ConnId, Drain>,
+    drains: HashMap<ConnId, DrainRate>,
     /// Connections over the high watermark, not yet drained below the low one, with the
     /// components each is slow for.
     slow: Vec<(ConnId, Vec<String>)>,
@@ -112,7 +112,7 @@ impl BackPressure {
     /// The (high, low) watermarks of `conn` now.
     pub fn watermarks(&self, conn: ConnId) -> (usize, usize) {
         match self.drains.get(&conn) {
-            Some(d) => d.watermarks(self.drain_time, self.high, self.low),
+            Some(d) => drain::watermarks(d, self.drain_time, self.high, self.low),
             None => (self.high, self.low),
         }
     }

@@ -10,23 +10,15 @@
 use std::io;
 use std::os::fd::AsFd;
 
-/// Send buffer size asked for (the kernel doubles it for its bookkeeping). What the send queue
-/// holds counts towards back pressure (`kernel_queue.rs`).
-pub(crate) const DATA_SOCKET_BUFFER: usize = 128 * 1024;
-/// Receive buffer size asked for: smaller than the send buffer, because what a receive queue
-/// holds is invisible to the sender's back pressure, while its sender's send queue is counted.
-/// 64 KiB instead of 128 KiB cut the flat-out p50 by a sixth at the same throughput
-/// (`docs/cost.md`, "Back pressure counts the kernel's send queue"). Not smaller: the kernel
-/// doubles it, and a window below one loopback segment (64 KiB) stalls the sender on its
-/// persist timer (16 KiB collapsed a word count to 1 % of its throughput).
-pub(crate) const DATA_RECV_BUFFER: usize = 64 * 1024;
+use heron_flow::{RECV_BUFFER, SEND_BUFFER};
 
-/// Turns Nagle off and fixes the buffer sizes of a data connection.
+/// Turns Nagle off and fixes the buffer sizes of a data connection (`heron_flow`'s, which the
+/// instance uses on its side).
 pub(crate) fn tune_data_socket<S: AsFd>(socket: &S) -> io::Result<()> {
     let s = socket2::SockRef::from(socket);
     s.set_tcp_nodelay(true)?;
-    s.set_send_buffer_size(DATA_SOCKET_BUFFER)?;
-    s.set_recv_buffer_size(DATA_RECV_BUFFER)
+    s.set_send_buffer_size(SEND_BUFFER)?;
+    s.set_recv_buffer_size(RECV_BUFFER)
 }
 
 #[cfg(test)]
@@ -42,14 +34,8 @@ mod tests {
         assert!(s.tcp_nodelay().unwrap());
         // Linux reports twice the size asked for; other systems the size itself.
         let send = s.send_buffer_size().unwrap();
-        assert!(
-            (DATA_SOCKET_BUFFER..=2 * DATA_SOCKET_BUFFER).contains(&send),
-            "{send}"
-        );
+        assert!((SEND_BUFFER..=2 * SEND_BUFFER).contains(&send), "{send}");
         let recv = s.recv_buffer_size().unwrap();
-        assert!(
-            (DATA_RECV_BUFFER..=2 * DATA_RECV_BUFFER).contains(&recv),
-            "{recv}"
-        );
+        assert!((RECV_BUFFER..=2 * RECV_BUFFER).contains(&recv), "{recv}");
     }
 }

@@ -21,39 +21,27 @@
 //! ```
 
 use heron_flow::DrainRate;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The smallest high watermark a rate may give: a few batches.
 pub(crate) const MIN_HIGH: usize = 64 << 10;
 /// The low watermark as a share of a rate's high one.
 pub(crate) const LOW_FRACTION: f64 = 0.8;
 
-/// The drain rate of one connection.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Drain(DrainRate);
-
-impl Drain {
-    /// At `now` the connection has written `written` bytes in all and has `backlog` bytes
-    /// waiting.
-    pub fn sample(&mut self, now: Instant, written: u64, backlog: usize) {
-        self.0.sample(now, written, backlog);
-    }
-
-    /// Bytes per second, once known.
-    #[cfg(test)]
-    pub fn rate(&self) -> Option<f64> {
-        self.0.bytes_per_sec()
-    }
-
-    /// The (high, low) watermarks for `drain_time` under the byte watermarks `(high, low)`:
-    /// the byte ones while the rate is unknown or the drain time is zero.
-    pub fn watermarks(&self, drain_time: Duration, high: usize, low: usize) -> (usize, usize) {
-        let timed = self.0.bytes_in(drain_time, MIN_HIGH, high);
-        if timed >= high {
-            (high, low)
-        } else {
-            (timed, (timed as f64 * LOW_FRACTION) as usize)
-        }
+/// The (high, low) watermarks of a connection draining at `rate`, for `drain_time` under the
+/// byte watermarks `(high, low)`: the byte ones while the rate is unknown or the drain time is
+/// zero.
+pub(crate) fn watermarks(
+    rate: &DrainRate,
+    drain_time: Duration,
+    high: usize,
+    low: usize,
+) -> (usize, usize) {
+    let timed = rate.bytes_in(drain_time, MIN_HIGH, high);
+    if timed >= high {
+        (high, low)
+    } else {
+        (timed, (timed as f64 * LOW_FRACTION) as usize)
     }
 }
 
@@ -62,58 +50,26 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
-    const MB: u64 = 1 << 20;
-
-    /// Samples every millisecond for `ms` milliseconds, writing `per_ms` bytes each, with
-    /// `backlog` waiting at every sample.
-    fn feed(
-        d: &mut Drain,
-        t: &mut Instant,
-        written: &mut u64,
-        ms: u32,
-        per_ms: u64,
-        backlog: usize,
-    ) {
-        for _ in 0..ms {
-            *t += MS;
-            *written += per_ms;
-            d.sample(*t, *written, backlog);
-        }
-    }
+    const MB: usize = 1 << 20;
 
     #[test]
     fn a_backlogged_connection_gets_watermarks_of_its_drain_time() {
-        let (mut t, mut w) = (Instant::now(), 0u64);
-        let mut d = Drain::default();
-        d.sample(t, w, 1);
-        assert_eq!(d.rate(), None);
-        assert_eq!(
-            d.watermarks(5 * MS, MB as usize, 512 << 10),
-            (1 << 20, 512 << 10)
-        );
-        // 22 KB per ms = 22 MB/s
-        feed(&mut d, &mut t, &mut w, 200, 22_000, 100_000);
-        let rate = d.rate().expect("windows completed");
-        assert!((rate - 22e6).abs() < 1e3, "{rate}");
-        let (high, low) = d.watermarks(5 * MS, MB as usize, 512 << 10);
+        let unknown = DrainRate::default();
+        assert_eq!(watermarks(&unknown, 5 * MS, MB, 512 << 10), (MB, 512 << 10));
+        let d = DrainRate::with_rate(22e6); // 22 KB per ms
+        let (high, low) = watermarks(&d, 5 * MS, MB, 512 << 10);
         assert!((109_000..=111_000).contains(&high), "{high}");
         assert_eq!(low, (high as f64 * LOW_FRACTION) as usize);
         // a drain time of zero turns it off
-        assert_eq!(d.watermarks(Duration::ZERO, 1000, 500), (1000, 500));
+        assert_eq!(watermarks(&d, Duration::ZERO, 1000, 500), (1000, 500));
     }
 
     #[test]
     fn the_byte_watermarks_bound_it_and_a_few_batches_are_the_least() {
-        let (mut t, mut w) = (Instant::now(), 0u64);
-        let mut fast = Drain::default();
-        feed(&mut fast, &mut t, &mut w, 100, 1_000_000, 1); // 1 GB/s
-        assert_eq!(
-            fast.watermarks(5 * MS, MB as usize, 1000),
-            (MB as usize, 1000)
-        );
-        let mut slow = Drain::default();
-        feed(&mut slow, &mut t, &mut w, 100, 100, 1); // 100 KB/s
-        let (high, low) = slow.watermarks(5 * MS, MB as usize, 512 << 10);
+        let fast = DrainRate::with_rate(1e9); // 1 GB/s
+        assert_eq!(watermarks(&fast, 5 * MS, MB, 1000), (MB, 1000));
+        let slow = DrainRate::with_rate(100e3); // 100 KB/s
+        let (high, low) = watermarks(&slow, 5 * MS, MB, 512 << 10);
         assert_eq!(high, MIN_HIGH);
         assert!(low < high);
     }
