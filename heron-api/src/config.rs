@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use heron_proto::api;
 
@@ -73,6 +74,14 @@ pub const TOPOLOGY_UPDATE_DEACTIVATE_WAIT_SECS: &str = "topology.update.deactiva
 pub const TOPOLOGY_UPDATE_REACTIVATE_WAIT_SECS: &str = "topology.update.reactivate.wait.secs";
 /// Environment variables for the topology's processes.
 pub const TOPOLOGY_ENVIRONMENT: &str = "topology.environment";
+
+/// heron-rs: how long a bolt may hold small output that carries no acks or fails before
+/// sending it, in milliseconds (fractions allowed; 0 or unset: sent at the end of every input
+/// batch, as Heron does). Flink's buffer timeout, Kafka's `linger.ms`; set per component for
+/// bolts that emit in bursts (a window's results at each close).
+pub const OUTPUT_LINGER_MS: &str = "heron-rs.output.linger.ms";
+/// The longest [`OUTPUT_LINGER_MS`] taken: longer would look like a stuck topology.
+pub const MAX_OUTPUT_LINGER: Duration = Duration::from_secs(1);
 
 /// Heron's default message timeout, seconds.
 pub const DEFAULT_MESSAGE_TIMEOUT_SECS: u64 = 30;
@@ -339,6 +348,31 @@ impl Config {
             .filter(|&ms| ms > 0)
     }
 
+    /// Sets [`OUTPUT_LINGER_MS`].
+    ///
+    /// ```
+    /// use heron_api::Config;
+    /// use std::time::Duration;
+    /// let mut c = Config::new();
+    /// assert_eq!(c.output_linger(), Duration::ZERO);
+    /// c.set_output_linger_ms(2.5);
+    /// assert_eq!(c.output_linger(), Duration::from_micros(2500));
+    /// ```
+    pub fn set_output_linger_ms(&mut self, ms: f64) -> &mut Self {
+        self.set(OUTPUT_LINGER_MS, ms)
+    }
+
+    /// [`OUTPUT_LINGER_MS`] as a duration, at most [`MAX_OUTPUT_LINGER`]; zero when unset,
+    /// zero, negative or not a number.
+    pub fn output_linger(&self) -> Duration {
+        let ms = self
+            .get(OUTPUT_LINGER_MS)
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|ms| ms.is_finite() && *ms > 0.0)
+            .unwrap_or(0.0);
+        Duration::from_secs_f64(ms.min(MAX_OUTPUT_LINGER.as_secs_f64() * 1e3) / 1e3)
+    }
+
     /// Sets `topology.container.cpu`.
     pub fn set_container_cpu_requested(&mut self, cpu: f64) -> &mut Self {
         self.set(TOPOLOGY_CONTAINER_CPU_REQUESTED, cpu)
@@ -526,6 +560,19 @@ mod tests {
         assert_eq!(c.component_parallelism(), 1);
         assert!(!c.debug());
         assert_eq!(c.tick_tuple_freq_ms(), None);
+    }
+
+    #[test]
+    fn output_linger_in_milliseconds_capped() {
+        let mut c = Config::new();
+        c.set(OUTPUT_LINGER_MS, " 0.5 ");
+        assert_eq!(c.output_linger(), Duration::from_micros(500));
+        c.set(OUTPUT_LINGER_MS, "60000");
+        assert_eq!(c.output_linger(), MAX_OUTPUT_LINGER);
+        for bad in ["-1", "soon", "NaN", "inf", "0"] {
+            c.set(OUTPUT_LINGER_MS, bad);
+            assert_eq!(c.output_linger(), Duration::ZERO, "{bad}");
+        }
     }
 
     #[test]

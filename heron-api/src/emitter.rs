@@ -171,6 +171,8 @@ pub struct Emitter {
     /// Whether the open stream's tuples go to `by_dest` (else to `tuples`).
     open_addressed: bool,
     control: ControlTuples,
+    /// Acks or fails were made since the output was last taken (framed or not yet).
+    acks_waiting: bool,
     dests: Vec<i32>,
     roots: Vec<(i32, i64)>,
     in_flight: InFlight,
@@ -212,6 +214,7 @@ impl Emitter {
             by_dest: dest_sets::DestSets::default(),
             open_addressed: false,
             control: ControlTuples::default(),
+            acks_waiting: false,
             dests: Vec::new(),
             roots: Vec::new(),
             in_flight: InFlight::default(),
@@ -555,6 +558,7 @@ impl Emitter {
     }
 
     fn after_control(&mut self) {
+        self.acks_waiting = true;
         if self.control.count() as usize >= CONTROL_SET_MAX_TUPLES {
             self.close_control();
         }
@@ -575,6 +579,12 @@ impl Emitter {
         self.open.is_some() || !self.frames.is_empty() || !self.control.is_empty()
     }
 
+    /// `true` when acks or fails are waiting to go out (output that should not be held back:
+    /// the spouts' complete latency counts on it).
+    pub fn has_acks(&self) -> bool {
+        self.acks_waiting
+    }
+
     /// Roughly how many bytes of output are waiting.
     pub fn pending_bytes(&self) -> usize {
         self.frames.len()
@@ -586,6 +596,7 @@ impl Emitter {
     /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
     /// emit order, then the acks and fails. Empty when there is nothing.
     pub fn take_frames(&mut self) -> Bytes {
+        self.acks_waiting = false;
         self.close_data();
         self.close_control();
         self.frames.split().freeze()

@@ -8,6 +8,7 @@ use heron_api::{AsyncWaker, Bolt, Emitter, OutputCollector, TopologyContext, Tup
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
 use crate::inbound::{InMsg, TupleDecoder};
+use crate::linger::{Linger, Waiting};
 use crate::queue::RecvTimeoutError;
 use crate::stateful::{After, StatefulMsg, StatefulTask};
 use crate::InstanceError;
@@ -32,6 +33,8 @@ struct BoltTask<'s, 'a, 'c> {
     async_output: Option<(AsyncWaker, Option<Instant>)>,
     /// The event-time watermark over the input tasks (topologies with event-time windows).
     watermarks: WatermarkTracker,
+    /// Whether a batch's output goes at its end or is held a little (`linger.rs`).
+    linger: Linger,
 }
 
 pub(crate) fn run(
@@ -62,6 +65,13 @@ pub(crate) fn run(
         held: Vec::new(),
         dropped_sets: 0,
         async_output: None,
+        // in EFFECTIVELY_ONCE checkpoint markers go out beside the emitter's output, which
+        // must not be held behind them
+        linger: if ctx.config().reliability_mode().is_effectively_once() {
+            Linger::off()
+        } else {
+            Linger::new(ctx.config().output_linger())
+        },
         watermarks: WatermarkTracker::new(
             ctx.component_inputs(ctx.component_id())
                 .filter(|s| s.stream == WATERMARK_STREAM_ID)
@@ -91,8 +101,13 @@ impl BoltTask<'_, '_, '_> {
         loop {
             let now = Instant::now();
             let async_due = self.async_output.as_ref().and_then(|(_, d)| *d);
-            let until = earliest([next_tick, Some(self.shared.metrics.next_due()), async_due])
-                .expect("metrics are always due some time");
+            let until = earliest([
+                next_tick,
+                Some(self.shared.metrics.next_due()),
+                async_due,
+                self.linger.due(),
+            ])
+            .expect("metrics are always due some time");
             let received = match &self.async_output {
                 Some((waker, _)) => self
                     .shared
@@ -118,6 +133,9 @@ impl BoltTask<'_, '_, '_> {
                 Err(RecvTimeoutError::Disconnected) => return Err(InstanceError::Disconnected),
             }
             let now = Instant::now();
+            if self.linger.is_due(now) {
+                self.shared.flush(&mut self.emitter)?;
+            }
             let may_tick = self.stateful.as_ref().is_none_or(StatefulTask::may_process);
             if let (Some(every), Some(at), true) = (tick_every, next_tick, may_tick) {
                 if now >= at {
@@ -128,7 +146,7 @@ impl BoltTask<'_, '_, '_> {
                         .execute(&tick, &mut OutputCollector::new(&mut self.emitter));
                     let stream = tick.source_stream();
                     self.emitter.end_batch(Instant::now(), stream, 1);
-                    self.shared.flush(&mut self.emitter)?;
+                    self.flush_now()?;
                     next_tick = Some(now + every);
                 }
             }
@@ -153,7 +171,28 @@ impl BoltTask<'_, '_, '_> {
         *deadline = self
             .bolt
             .poll_async(&mut OutputCollector::new(&mut self.emitter), now);
+        self.flush_now()
+    }
+
+    /// Sends everything waiting, held output included.
+    fn flush_now(&mut self) -> Result<(), InstanceError> {
+        self.linger.flushed();
         self.shared.flush(&mut self.emitter)
+    }
+
+    /// At the end of an input batch: sends the output, or holds it if it may linger.
+    fn end_of_batch(&mut self) -> Result<(), InstanceError> {
+        let waiting = Waiting {
+            output: self.emitter.has_output(),
+            urgent: self.emitter.has_acks() || self.emitter.pending_bytes() >= FLUSH_BYTES,
+        };
+        if self.linger.at_batch_end(Instant::now(), waiting) {
+            self.shared.flush(&mut self.emitter)?;
+        } else {
+            // errors are logged at once either way
+            self.shared.flush_errors(&mut self.emitter);
+        }
+        Ok(())
     }
 
     /// Executes every data tuple of a batch, then flushes.
@@ -228,7 +267,7 @@ impl BoltTask<'_, '_, '_> {
                 }
             }
         }
-        self.shared.flush(&mut self.emitter)
+        self.end_of_batch()
     }
 
     /// In `EFFECTIVELY_ONCE`: handles stateful messages, drops input that precedes the start

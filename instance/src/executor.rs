@@ -58,6 +58,15 @@ impl Shared<'_> {
     /// Takes the emitter's output (Heron packets: data sets before the control set) and queues
     /// it for the writer as one chunk; blocks while the out-queue is full. Also logs reported errors.
     pub fn flush(&mut self, emitter: &mut Emitter) -> Result<(), InstanceError> {
+        self.flush_errors(emitter);
+        if !emitter.has_output() {
+            return Ok(());
+        }
+        self.send_frames(emitter.take_frames())
+    }
+
+    /// Logs and reports the errors the component reported, without sending its output.
+    pub fn flush_errors(&mut self, emitter: &mut Emitter) {
         for e in emitter.take_errors() {
             tracing::error!(
                 component = emitter.component(),
@@ -66,10 +75,6 @@ impl Shared<'_> {
             );
             crate::stream_metrics::report_exception(&e.to_string());
         }
-        if !emitter.has_output() {
-            return Ok(());
-        }
-        self.send_frames(emitter.take_frames())
     }
 
     /// Sends already framed packets (the emitter's output, stateful-processing messages)

@@ -28,6 +28,7 @@ pub mod fuzz;
 mod gateway;
 mod in_budget;
 mod inbound;
+mod linger;
 mod metrics;
 mod outbound;
 pub mod process_stats;

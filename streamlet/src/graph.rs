@@ -10,8 +10,11 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use heron_api::config::OUTPUT_LINGER_MS;
 use heron_api::window::{WindowConfig, WindowedBolt};
-use heron_api::{Bolt, Config, Grouping, HeronTopology, Spout, TopologyBuilder, TopologyError};
+use heron_api::{
+    Bolt, BoltDeclarer, Config, Grouping, HeronTopology, Spout, TopologyBuilder, TopologyError,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -319,7 +322,8 @@ impl Builder {
                 }
                 Make::Windowed(make, windows) => {
                     let f = make(outs);
-                    b.set_windowed_bolt(name, move || f(), windows.clone(), p)
+                    let d = b.set_windowed_bolt(name, move || f(), windows.clone(), p);
+                    linger_results(d, &config)
                 }
                 Make::Checked(make, windows) => {
                     windows
@@ -329,7 +333,7 @@ impl Builder {
                             reason,
                         })?;
                     let f = make(outs);
-                    b.set_bolt(name, move || f(), p)
+                    linger_results(b.set_bolt(name, move || f(), p), &config)
                 }
             };
             for (input, stream) in stage.inputs.iter().zip(&streams[i]) {
@@ -348,6 +352,22 @@ impl Builder {
         drop(g);
         b.build(name, config)
     }
+}
+
+/// How long a windowed stage holds its results before sending them, unless the topology's
+/// configuration sets [`OUTPUT_LINGER_MS`] itself: each window close emits a burst (a result
+/// per key), and bursts sent as they come cost a write, a stream manager's round and a wake-up
+/// of the next stage each. Held this long, the bursts of several windows travel together.
+/// Set the topology's `heron-rs.output.linger.ms` (0: send at once) to choose otherwise.
+pub const WINDOW_RESULTS_LINGER_MS: f64 = 5.0;
+
+/// Gives a windowed stage's component [`WINDOW_RESULTS_LINGER_MS`] when the topology does not
+/// choose a linger itself.
+fn linger_results<'b>(mut d: BoltDeclarer<'b>, config: &Config) -> BoltDeclarer<'b> {
+    if config.get(OUTPUT_LINGER_MS).is_none() {
+        d.add_configuration(OUTPUT_LINGER_MS, WINDOW_RESULTS_LINGER_MS);
+    }
+    d
 }
 
 impl<T: Element> Streamlet<T> {

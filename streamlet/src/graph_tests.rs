@@ -165,3 +165,47 @@ fn short_keys_of_every_length_hash_apart() {
     let hashes: HashSet<u64> = keys.iter().map(|k| h.hash_one(k.as_slice())).collect();
     assert_eq!(hashes.len(), keys.len());
 }
+
+#[test]
+fn windowed_stages_linger_their_results_unless_the_topology_chooses() {
+    use heron_api::config::OUTPUT_LINGER_MS;
+    let graph = |config: Config| {
+        let b = Builder::new();
+        let words = b.new_source(|| "a".to_string()).set_name("words");
+        let counts = words
+            .count_by_key_and_window(
+                |w: &String| w.clone(),
+                WindowConfig::tumbling(Length::count(10)),
+            )
+            .set_name("count");
+        let sliding = words
+            .reduce_by_key_and_window(
+                |w: &String| w.clone(),
+                |_| 1i64,
+                WindowConfig::sliding(Length::count(10), Length::count(5)),
+                |a, b| a + b,
+            )
+            .set_name("sliding");
+        counts.map(|kv| kv.value).set_name("plain").log();
+        sliding.log();
+        b.build("g", config).unwrap()
+    };
+    let linger = |t: &heron_api::HeronTopology, c: &str| {
+        t.component_config(c)
+            .and_then(|c| c.get(OUTPUT_LINGER_MS))
+            .map(str::to_owned)
+    };
+    let t = graph(Config::new());
+    assert_eq!(linger(&t, "count").as_deref(), Some("5"));
+    assert_eq!(linger(&t, "sliding").as_deref(), Some("5"));
+    assert_eq!(
+        linger(&t, "plain"),
+        None,
+        "a stage without windows sends at once"
+    );
+    let mut chosen = Config::new();
+    chosen.set_output_linger_ms(0.0);
+    let t = graph(chosen);
+    assert_eq!(linger(&t, "count"), None, "the topology's choice stands");
+    assert_eq!(t.config().output_linger(), std::time::Duration::ZERO);
+}

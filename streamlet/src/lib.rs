@@ -45,7 +45,7 @@ mod ops;
 mod tumbling;
 mod window_ops;
 
-pub use graph::{Builder, Element, Key, Streamlet};
+pub use graph::{Builder, Element, Key, Streamlet, WINDOW_RESULTS_LINGER_MS};
 pub use ops::{Sink, Transformer, ELEMENT_FIELD};
 pub use window_ops::{JoinType, KeyValue, KeyedWindow, WindowInfo};
 

@@ -201,6 +201,7 @@ fn atmost_once_bolt_sends_no_roots_and_no_acks() {
     c.emit_anchored(&[&t], values!["a", 1]);
     c.ack(&t);
     c.fail(&t);
+    assert!(!e.has_acks(), "no acks to send in ATMOST_ONCE");
     let out = e.take_output();
     assert_eq!(out.len(), 1);
     assert!(data(&out[0]).tuples[0].roots.is_empty());
@@ -233,13 +234,16 @@ fn control_sets_are_bounded_and_keep_order() {
     let mut e = emitter(ReliabilityMode::AtLeastOnce);
     let t = input(vec![(1, 10)], 4);
     OutputCollector::new(&mut e).emit_anchored(&[&t], values!["a", 1]);
+    assert!(!e.has_acks());
     for i in 0..CONTROL_SET_MAX_TUPLES {
         // a root each: acks of one root would merge into one entry
         OutputCollector::new(&mut e).ack(&input(vec![(1, 100 + i as i64)], 4));
     }
     OutputCollector::new(&mut e).emit_anchored(&[&t], values!["b", 2]);
+    assert!(e.has_acks(), "a full control set is framed, still waiting");
     OutputCollector::new(&mut e).ack(&t);
     let out = e.take_output();
+    assert!(!e.has_acks(), "taken");
     let kinds: Vec<&str> = out
         .iter()
         .map(|s| if s.data.is_some() { "data" } else { "control" })
