@@ -366,8 +366,7 @@ impl Config {
     /// zero, negative or not a number.
     pub fn output_linger(&self) -> Duration {
         let ms = self
-            .get(OUTPUT_LINGER_MS)
-            .and_then(|v| v.trim().parse::<f64>().ok())
+            .get_f64(OUTPUT_LINGER_MS)
             .filter(|ms| ms.is_finite() && *ms > 0.0)
             .unwrap_or(0.0);
         Duration::from_secs_f64(ms.min(MAX_OUTPUT_LINGER.as_secs_f64() * 1e3) / 1e3)

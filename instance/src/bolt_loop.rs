@@ -51,23 +51,20 @@ pub(crate) fn run(
     let mut owned_ctx = ctx.clone();
     owned_ctx.set_async_waker(waker.clone());
     let ctx = &owned_ctx;
+    let effectively_once = ctx.config().reliability_mode().is_effectively_once();
     let mut task = BoltTask {
         shared,
         bolt,
         emitter,
         ctx,
         decoder: TupleDecoder::new(),
-        stateful: ctx
-            .config()
-            .reliability_mode()
-            .is_effectively_once()
-            .then(StatefulTask::new),
+        stateful: effectively_once.then(StatefulTask::new),
         held: Vec::new(),
         dropped_sets: 0,
         async_output: None,
         // in EFFECTIVELY_ONCE checkpoint markers go out beside the emitter's output, which
         // must not be held behind them
-        linger: if ctx.config().reliability_mode().is_effectively_once() {
+        linger: if effectively_once {
             Linger::off()
         } else {
             Linger::new(ctx.config().output_linger())
