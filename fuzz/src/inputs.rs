@@ -1,5 +1,6 @@
 //! Input that is not a daemon's socket: multi-lang messages from a subprocess, Flux files,
-//! checkpointed state, and HTTP requests to the tracker over state nodes.
+//! checkpointed state, Streamlet elements in tuples, and HTTP requests to the tracker over
+//! state nodes.
 
 use std::io::BufReader;
 use std::time::{Duration, Instant};
@@ -13,6 +14,8 @@ use heron_api::{
     Stateful, TopologyContext, Tuple,
 };
 use heron_multilang::{Incoming, Serializer};
+use heron_streamlet::element::{decode_into, from_value_ref, to_value, BINARY_TAG};
+use heron_streamlet::{KeyValue, KeyedWindow};
 
 /// Target `multilang`: one byte (bit 0: msgpack instead of JSON; the rest: the read buffer's
 /// size, so messages straddle refills), then what a shell component writes on its stdout.
@@ -180,4 +183,98 @@ pub fn tracker(data: &[u8]) {
         let Ok(response) = router.call(request).await;
         let _ = axum::body::to_bytes(response.into_body(), 1 << 24).await;
     });
+}
+
+/// A Streamlet element of several shapes: text, integers of each width, options, sequences,
+/// maps and an enum.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Shape {
+    Empty,
+    Word(String),
+    Pair(u16, i32),
+    Named { key: Option<String>, seq: Vec<u64> },
+}
+
+/// The element types the target decodes `data` as.
+type Word = KeyValue<String, (i64, i64)>;
+type Result_ = KeyValue<KeyedWindow<String>, Vec<Option<Shape>>>;
+type Mixed = (
+    char,
+    bool,
+    i8,
+    u128,
+    std::collections::BTreeMap<String, Shape>,
+);
+
+/// Target `element`: `data` as a tuple value carrying a Streamlet element (the binary
+/// encoding after its tag byte), decoded as three element types, whole and in place over the
+/// last one; whatever decodes encodes back to bytes that decode to the same element.
+pub fn element(data: &[u8]) {
+    let value = heron_api::Value::Bytes([&[BINARY_TAG][..], data].concat());
+    fn check<T>(value: &heron_api::Value, place: &mut T)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let fresh = from_value_ref::<T>(value);
+        let in_place = decode_into(value, place);
+        assert_eq!(fresh.is_ok(), in_place.is_ok(), "in place and fresh agree");
+        if let Ok(e) = fresh {
+            assert_eq!(&e, place, "in place and fresh decode the same");
+            let again = from_value_ref::<T>(&to_value(&e).expect("encodes")).expect("decodes");
+            assert_eq!(again, e, "re-encoding");
+        }
+    }
+    check::<Word>(&value, &mut KeyValue::new(String::new(), (0, 0)));
+    let window = heron_streamlet::WindowInfo {
+        start_ms: None,
+        end_ms: None,
+        count: 0,
+    };
+    let key = KeyedWindow {
+        key: String::new(),
+        window,
+    };
+    check::<Result_>(&value, &mut KeyValue::new(key, Vec::new()));
+    check::<Mixed>(&value, &mut ('a', false, 0, 0, Default::default()));
+}
+
+/// Seeds of target `element`: encodings of each element type (tag byte dropped).
+pub fn element_seeds() -> Vec<Vec<u8>> {
+    let body = |v: heron_api::Value| match v {
+        heron_api::Value::Bytes(b) => b[1..].to_vec(),
+        other => panic!("not a binary element: {other:?}"),
+    };
+    let word: Word = KeyValue::new("word".into(), (1, 1_796_000_000_123_456_789));
+    let result: Result_ = KeyValue::new(
+        KeyedWindow {
+            key: "k".into(),
+            window: heron_streamlet::WindowInfo {
+                start_ms: Some(1000),
+                end_ms: Some(2000),
+                count: 3,
+            },
+        },
+        vec![
+            None,
+            Some(Shape::Empty),
+            Some(Shape::Word("w".into())),
+            Some(Shape::Pair(300, -5)),
+            Some(Shape::Named {
+                key: Some("n".into()),
+                seq: vec![0, u64::MAX],
+            }),
+        ],
+    );
+    let mixed: Mixed = (
+        'é',
+        true,
+        -3,
+        u128::MAX,
+        [("a".to_string(), Shape::Empty)].into(),
+    );
+    vec![
+        body(to_value(&word).expect("encodes")),
+        body(to_value(&result).expect("encodes")),
+        body(to_value(&mixed).expect("encodes")),
+    ]
 }

@@ -1,7 +1,7 @@
 //! Fuzzing heron-rs: one entry point per decoder that input from outside reaches, each
 //! driving the real code the daemon runs (the stream manager's and tmaster's decision cores,
 //! the instance's gateway decoding, the checkpoint manager's handler, the multi-lang reader,
-//! the Flux loader, checkpointed state and window snapshots, the tracker's routes over state
+//! the Flux loader, checkpointed state and window snapshots, Streamlet elements, the tracker's routes over state
 //! nodes, and the authentication handshake every listener starts with). `fuzz_targets/<name>.rs` hands libFuzzer's input to the function of that name.
 //!
 //! ```sh
@@ -29,13 +29,13 @@ pub use handshake::handshake;
 pub use heron_instance::fuzz::from_stmgr as instance;
 pub use heron_proto::fuzz::{packet, replay, tuple_sets};
 pub use heron_tmaster::fuzz::stmgr_packets as tmaster;
-pub use inputs::{flux, multilang, state, tracker};
+pub use inputs::{element, flux, multilang, state, tracker};
 
 /// A target's entry point: any bytes in, no panic out.
 pub type Entry = fn(&[u8]);
 
 /// Every target, by name, with its entry point.
-pub const TARGETS: [(&str, Entry); 11] = [
+pub const TARGETS: [(&str, Entry); 12] = [
     ("packet", packet),
     ("tuple_sets", tuple_sets),
     ("stmgr", stmgr),
@@ -47,4 +47,5 @@ pub const TARGETS: [(&str, Entry); 11] = [
     ("state", state),
     ("tracker", tracker),
     ("handshake", handshake),
+    ("element", element),
 ];

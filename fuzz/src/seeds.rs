@@ -288,5 +288,6 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ("state", window_states()),
         ("tracker", tracker_requests()),
         ("handshake", crate::handshake::seeds()),
+        ("element", crate::inputs::element_seeds()),
     ]
 }

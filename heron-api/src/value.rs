@@ -358,28 +358,6 @@ enum Raw<'a> {
 }
 
 /// Reads one value encoded by [`Value::encode`] without copying its payload.
-/// `bytes` as UTF-8, if they are. A word-count's values are short and ASCII: up to 16 bytes are
-/// checked as two overlapping words, which costs a fraction of `str::from_utf8`'s set-up.
-#[inline]
-fn utf8(bytes: &[u8]) -> Option<&str> {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let n = bytes.len();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-    let ascii = match n {
-        8..=16 => (word(0) | word(n - 8)) & HIGH == 0,
-        4..=7 => (half(0) | half(n - 4)) & HIGH as u32 == 0,
-        0..=3 => bytes.iter().all(u8::is_ascii),
-        _ => false,
-    };
-    if ascii {
-        // SAFETY: every byte is below 0x80, and ASCII is valid UTF-8.
-        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
-    } else {
-        std::str::from_utf8(bytes).ok()
-    }
-}
-
 fn parse(bytes: &[u8]) -> Result<Raw<'_>, ValueError> {
     let (&t, payload) = bytes.split_first().ok_or(ValueError::Empty)?;
     let fixed = |expected: usize| {
@@ -414,7 +392,9 @@ fn parse(bytes: &[u8]) -> Result<Raw<'_>, ValueError> {
             let bits = u64::from_le_bytes(payload.try_into().expect("8 bytes"));
             Ok(Raw::Float(f64::from_bits(bits)))
         }
-        tag::STR => utf8(payload).map(Raw::Str).ok_or(ValueError::InvalidUtf8),
+        tag::STR => heron_proto::short_utf8::str_from(payload)
+            .map(Raw::Str)
+            .ok_or(ValueError::InvalidUtf8),
         tag::BYTES => Ok(Raw::Bytes(payload)),
         other => Err(ValueError::UnknownTag(other)),
     }
@@ -610,31 +590,6 @@ mod tests {
             vec![Value::from("a"), Value::Int(1), Value::Float(2.5)]
         );
         assert_eq!(Value::from(5).to_string(), "5");
-    }
-
-    #[test]
-    fn short_strings_are_checked_as_utf8_like_the_standard_library() {
-        let mut cases: Vec<Vec<u8>> = Vec::new();
-        for n in 0..20usize {
-            let ascii: Vec<u8> = (0..n).map(|i| b'a' + i as u8).collect();
-            cases.push(ascii.clone());
-            for at in 0..n {
-                for bad in [0x80u8, 0xC3, 0xFF] {
-                    let mut b = ascii.clone();
-                    b[at] = bad;
-                    cases.push(b);
-                }
-            }
-        }
-        cases.extend([
-            "é".as_bytes().to_vec(),
-            "aé".into(),
-            "abcdefgé".into(),
-            "日本語".into(),
-        ]);
-        for b in cases {
-            assert_eq!(utf8(&b), std::str::from_utf8(&b).ok(), "{b:?}");
-        }
     }
 
     #[test]

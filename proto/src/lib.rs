@@ -20,6 +20,7 @@ pub mod codec;
 pub mod fuzz;
 pub mod grouping;
 pub mod keys;
+pub mod short_utf8;
 pub mod small_copy;
 pub mod tuple;
 

@@ -4,9 +4,9 @@
 //!   Heron component: strings and chars are `Str`, booleans `Bool`, integers that fit `i64`
 //!   `Int`, floats `Float`, unit and `None` `Null`.
 //! - Anything else (structs, tuples, sequences, maps, enums, options, byte strings, integers
-//!   above `i64::MAX`) is `Bytes`: the byte `0x01` then its postcard encoding (the postcard 1.x
-//!   wire format, a compact serde format with varint integers; not self-describing, so the
-//!   reader knows the element's type).
+//!   above `i64::MAX`) is `Bytes`: the byte `0x01` then its binary encoding, postcard 1.x's
+//!   wire format (a compact serde format with varint integers, described in [`crate::wire`]; not
+//!   self-describing, so the reader knows the element's type).
 //!
 //! ```
 //! use heron_api::Value;
@@ -26,7 +26,7 @@ use heron_api::Value;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::ser::{self, Impossible, Serialize};
 
-/// The first byte of an element in the binary (postcard) encoding.
+/// The first byte of an element in the binary (postcard-format) encoding.
 pub const BINARY_TAG: u8 = 0x01;
 
 /// Why an element could not be encoded or decoded.
@@ -77,36 +77,10 @@ pub fn encode_into<T: Serialize + ?Sized>(
             };
             buf.clear();
             buf.push(BINARY_TAG);
-            postcard::serialize_with_flavor(element, Append(buf))
-                .map_err(|e| ElementError::Encode(e.to_string()))?;
+            crate::wire::write(element, buf).map_err(|e| ElementError::Encode(e.to_string()))?;
         }
     }
     Ok(())
-}
-
-/// postcard's output appended to a borrowed vector.
-struct Append<'a>(&'a mut Vec<u8>);
-
-impl postcard::ser_flavors::Flavor for Append<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn try_push(&mut self, b: u8) -> postcard::Result<()> {
-        self.0.push(b);
-        Ok(())
-    }
-
-    /// postcard writes every varint through here as a slice of a few bytes: copied inline,
-    /// not by a call to `memcpy` ([`heron_proto::small_copy`]).
-    #[inline(always)]
-    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
-        heron_proto::small_copy::extend_small(self.0, data);
-        Ok(())
-    }
-
-    fn finalize(self) -> postcard::Result<()> {
-        Ok(())
-    }
 }
 
 /// The element a tuple value carries.
@@ -142,8 +116,7 @@ pub fn from_value_ref<T: DeserializeOwned>(value: &Value) -> Result<T, ElementEr
 pub fn decode_into<T: DeserializeOwned>(value: &Value, place: &mut T) -> Result<(), ElementError> {
     match value {
         Value::Bytes(b) if b.first() == Some(&BINARY_TAG) => {
-            let mut de = postcard::Deserializer::from_bytes(&b[1..]);
-            T::deserialize_in_place(&mut de, place).map_err(|e| ElementError::Decode(e.to_string()))
+            crate::wire::read_into(&b[1..], place).map_err(|e| ElementError::Decode(e.to_string()))
         }
         other => {
             *place = from_value_ref(other)?;
@@ -154,7 +127,7 @@ pub fn decode_into<T: DeserializeOwned>(value: &Value, place: &mut T) -> Result<
 
 /// The binary encoding's element.
 fn from_binary<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ElementError> {
-    postcard::from_bytes(bytes).map_err(|e| ElementError::Decode(e.to_string()))
+    crate::wire::read(bytes).map_err(|e| ElementError::Decode(e.to_string()))
 }
 
 /// The element a spout's tuple stands for: its one value (decoded as [`from_value`] does), or

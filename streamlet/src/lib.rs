@@ -44,6 +44,7 @@ mod graph;
 mod ops;
 mod tumbling;
 mod window_ops;
+pub mod wire;
 
 pub use graph::{Builder, Element, Key, Streamlet, WINDOW_RESULTS_LINGER_MS};
 pub use ops::{Sink, Transformer, ELEMENT_FIELD};
