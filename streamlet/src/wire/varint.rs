@@ -3,6 +3,8 @@
 //! at a time rather than a byte at a time: a nanosecond timestamp is nine bytes, and a loop
 //! over them was most of an element's encoding.
 
+use heron_proto::small_copy::copy_small;
+
 use super::WireError;
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -101,23 +103,30 @@ pub(crate) fn take(input: &mut &[u8], max_len: usize, max: u64) -> Result<u64, W
         *input = &input[1..];
         return Ok(u64::from(first));
     }
-    let (v, n) = match input.get(..8) {
-        Some(eight) => {
-            let word = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
-            let last = !word & HIGH_BITS;
-            if last != 0 {
-                let n = last.trailing_zeros() as usize / 8 + 1;
-                let kept = if n == 8 {
-                    word
-                } else {
-                    word & ((1u64 << (8 * n)) - 1)
-                };
-                (gather(kept), n)
-            } else {
-                take_after_eight(input, gather(word))?
-            }
+    // the first eight bytes as a word; near the end of the input, what is left, zero-padded
+    // (a zero byte ends a varint, so a varint cut short ends in the padding: `End`)
+    let word = match input.get(..8) {
+        Some(eight) => u64::from_le_bytes(eight.try_into().expect("8 bytes")),
+        None => {
+            let mut padded = [0u8; 8];
+            copy_small(&mut padded[..input.len()], input);
+            u64::from_le_bytes(padded)
         }
-        None => take_slowly(input)?,
+    };
+    let last = !word & HIGH_BITS;
+    let (v, n) = if last != 0 {
+        let n = last.trailing_zeros() as usize / 8 + 1;
+        if n > input.len() {
+            return Err(WireError::End);
+        }
+        let kept = if n == 8 {
+            word
+        } else {
+            word & ((1u64 << (8 * n)) - 1)
+        };
+        (gather(kept), n)
+    } else {
+        take_after_eight(input, gather(word))?
     };
     if n > max_len || v > max {
         return Err(WireError::BadVarint);
@@ -142,19 +151,6 @@ fn take_after_eight(input: &[u8], low: u64) -> Result<(u64, usize), WireError> {
         low | u64::from(ninth & 0x7f) << 56 | u64::from(tenth) << 63,
         10,
     ))
-}
-
-/// A varint near the end of the input (fewer than eight bytes left), a byte at a time.
-#[cold]
-fn take_slowly(input: &[u8]) -> Result<(u64, usize), WireError> {
-    let mut v = 0u64;
-    for (i, &b) in input.iter().enumerate() {
-        v |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Ok((v, i + 1));
-        }
-    }
-    Err(WireError::End)
 }
 
 /// Reads a 128-bit varint (at most 19 bytes, the last holding at most bit 127 and below).
