@@ -3,9 +3,9 @@
 //! tuples to decode again when it closes. Under acking the tuples are held only to anchor the
 //! window's results and to be acked when it closes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use heron_api::window::Length;
@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::graph::KeyHasher;
-use crate::ops::{element_into_or_fail, KeyOf, Out, Outlet};
+use crate::ops::{element_into_or_fail, Out, Outlet};
 use crate::window_ops::{KeyValue, KeyedWindow, WindowInfo};
 
 /// A key's running value and, under acking, its tuples.
@@ -23,11 +23,13 @@ struct Acc<V> {
     tuples: Vec<Tuple>,
 }
 
-/// Tumbling windows of `length`, reduced per key as tuples arrive.
-pub(crate) struct TumblingReduceBolt<T, K: Clone, V> {
-    pub key: KeyOf<T, K>,
-    pub value: Arc<dyn Fn(&T) -> V + Send + Sync>,
-    pub reduce: Arc<dyn Fn(V, V) -> V + Send + Sync>,
+/// Tumbling windows of `length`, reduced per key as tuples arrive. The key function `FK`
+/// (lending the key when the element holds it), the value function `FV` and the reduce `FR`
+/// are type parameters, so their calls per tuple are inlined.
+pub(crate) struct TumblingReduceBolt<T, K: Clone, V, FK, FV, FR> {
+    pub key: FK,
+    pub value: FV,
+    pub reduce: FR,
     pub length: Length,
     pub outlets: Vec<Outlet>,
     pub out: Option<Out<KeyValue<KeyedWindow<K>, V>>>,
@@ -49,7 +51,7 @@ pub(crate) struct State<K, V> {
     timer_set: bool,
 }
 
-impl<T, K, V> TumblingReduceBolt<T, K, V>
+impl<T, K, V, FK, FV, FR> TumblingReduceBolt<T, K, V, FK, FV, FR>
 where
     T: DeserializeOwned + 'static,
     K: std::hash::Hash + Eq + Clone + Serialize + Send + 'static,
@@ -114,11 +116,14 @@ where
     }
 }
 
-impl<T, K, V> Bolt for TumblingReduceBolt<T, K, V>
+impl<T, K, V, FK, FV, FR> Bolt for TumblingReduceBolt<T, K, V, FK, FV, FR>
 where
     T: DeserializeOwned + Send + 'static,
     K: std::hash::Hash + Eq + Clone + Serialize + Send + 'static,
     V: Serialize + Send + 'static,
+    FK: for<'a> Fn(&'a T) -> Cow<'a, K> + Send + 'static,
+    FV: Fn(&T) -> V + Send + 'static,
+    FR: Fn(V, V) -> V + Send + 'static,
 {
     fn declare_output_fields(&self, d: &mut OutputFieldsDeclarer) {
         Out::<KeyValue<KeyedWindow<K>, V>>::declare(&self.outlets, d);
@@ -228,17 +233,28 @@ where
 mod tests {
     use super::*;
     use heron_api::{Emitter, Fields, ReliabilityMode, StreamDecl, TupleSource, Value};
+    use std::sync::Arc;
+
+    /// A sum-per-key bolt over elements `T` (as `reduce_by_key_and_window` makes them, the
+    /// functions boxed here).
+    type Counter<T> = TumblingReduceBolt<
+        T,
+        String,
+        i64,
+        KeyFn<T>,
+        Box<dyn Fn(&T) -> i64 + Send>,
+        fn(i64, i64) -> i64,
+    >;
+
+    /// A key function, boxed.
+    type KeyFn<T> = Box<dyn for<'a> Fn(&'a T) -> Cow<'a, String> + Send>;
 
     /// A count-per-key bolt over elements `T`, its key taken by `key`.
-    fn bolt<T>(
-        key: KeyOf<T, String>,
-        value: Arc<dyn Fn(&T) -> i64 + Send + Sync>,
-        length: Length,
-    ) -> TumblingReduceBolt<T, String, i64> {
+    fn bolt<T>(key: KeyFn<T>, value: Box<dyn Fn(&T) -> i64 + Send>, length: Length) -> Counter<T> {
         TumblingReduceBolt {
             key,
             value,
-            reduce: Arc::new(|a, b| a + b),
+            reduce: |a, b| a + b,
             length,
             outlets: vec![Outlet {
                 stream: "default".into(),
@@ -252,17 +268,17 @@ mod tests {
     }
 
     /// A word counter: words are their own keys, each counts 1, windows of `n` words.
-    fn word_counter(n: u64) -> TumblingReduceBolt<String, String, i64> {
+    fn word_counter(n: u64) -> Counter<String> {
         bolt(
-            Arc::new(|w: &String| std::borrow::Cow::Borrowed(w)),
-            Arc::new(|_: &String| 1),
+            Box::new(|w: &String| Cow::Borrowed(w)),
+            Box::new(|_: &String| 1),
             Length::count(n),
         )
     }
 
     /// Prepares `b` in `mode`; its emitter and the source of its input tuples.
     fn prepare<T: DeserializeOwned + Send + 'static>(
-        b: &mut TumblingReduceBolt<T, String, i64>,
+        b: &mut Counter<T>,
         mode: ReliabilityMode,
     ) -> (Emitter, Arc<TupleSource>) {
         let streams = [StreamDecl {
@@ -308,8 +324,8 @@ mod tests {
     fn pairs_are_reduced_by_their_own_keys_lent_not_copied() {
         type Pair = crate::KeyValue<String, i64>;
         let mut b = bolt(
-            Arc::new(|kv: &Pair| std::borrow::Cow::Borrowed(&kv.key)),
-            Arc::new(|kv: &Pair| kv.value),
+            Box::new(|kv: &Pair| Cow::Borrowed(&kv.key)),
+            Box::new(|kv: &Pair| kv.value),
             Length::count(4),
         );
         let (mut em, src) = prepare(&mut b, ReliabilityMode::AtMostOnce);
