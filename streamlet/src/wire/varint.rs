@@ -3,8 +3,6 @@
 //! at a time rather than a byte at a time: a nanosecond timestamp is nine bytes, and a loop
 //! over them was most of an element's encoding.
 
-use heron_proto::small_copy::copy_small;
-
 use super::WireError;
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -107,11 +105,7 @@ pub(crate) fn take(input: &mut &[u8], max_len: usize, max: u64) -> Result<u64, W
     // (a zero byte ends a varint, so a varint cut short ends in the padding: `End`)
     let word = match input.get(..8) {
         Some(eight) => u64::from_le_bytes(eight.try_into().expect("8 bytes")),
-        None => {
-            let mut padded = [0u8; 8];
-            copy_small(&mut padded[..input.len()], input);
-            u64::from_le_bytes(padded)
-        }
+        None => load_short(input),
     };
     let last = !word & HIGH_BITS;
     let (v, n) = if last != 0 {
@@ -133,6 +127,24 @@ pub(crate) fn take(input: &mut &[u8], max_len: usize, max: u64) -> Result<u64, W
     }
     *input = &input[n..];
     Ok(v)
+}
+
+/// Up to seven bytes as the low bytes of a word, the rest zero: loaded as at most two
+/// overlapping words of four, not copied to a buffer and loaded back (a load spanning two
+/// smaller stores waits for both to retire: that cost more than the varint).
+#[inline(always)]
+fn load_short(b: &[u8]) -> u64 {
+    let n = b.len();
+    let four = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4")));
+    match n {
+        4..=7 => four(0) | four(n - 4) << (8 * (n - 4)),
+        1..=3 => {
+            u64::from(b[0])
+                | u64::from(b[n / 2]) << (8 * (n / 2))
+                | u64::from(b[n - 1]) << (8 * (n - 1))
+        }
+        _ => 0,
+    }
 }
 
 /// A varint whose first eight bytes all continue: the low 56 bits, then one or two more bytes
@@ -275,6 +287,16 @@ mod tests {
             take(&mut &[0x80, 0x80, 0x04][..], 3, u16::MAX.into()),
             Err(WireError::BadVarint)
         ));
+    }
+
+    #[test]
+    fn short_loads_are_the_bytes_zero_padded() {
+        for n in 0..8 {
+            let b: Vec<u8> = (1..=n as u8).collect();
+            let mut padded = [0u8; 8];
+            padded[..n].copy_from_slice(&b);
+            assert_eq!(load_short(&b), u64::from_le_bytes(padded), "{n}");
+        }
     }
 
     #[test]
