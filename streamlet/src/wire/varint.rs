@@ -1,7 +1,7 @@
 //! LEB128 varints as postcard writes them (seven bits a byte, low groups first, the top bit
 //! set on every byte but the last; signed integers zigzagged first), written and read a word
-//! at a time rather than a byte at a time: a nanosecond timestamp is nine bytes, and a loop
-//! over them was most of an element's encoding.
+//! at a time rather than a byte at a time: a nanosecond timestamp takes seven to nine bytes,
+//! and postcard's byte loop over them was about half of the bench element's encoding.
 
 use super::WireError;
 
@@ -165,7 +165,7 @@ fn take_after_eight(input: &[u8], low: u64) -> Result<(u64, usize), WireError> {
     ))
 }
 
-/// Reads a 128-bit varint (at most 19 bytes, the last holding at most bit 127 and below).
+/// Reads a 128-bit varint (at most 19 bytes, the last holding at most two bits).
 pub(crate) fn take_u128(input: &mut &[u8]) -> Result<u128, WireError> {
     let mut v = 0u128;
     for i in 0..19 {
