@@ -116,6 +116,16 @@ pub fn state(pid: i32) -> Option<char> {
     stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
+/// The parent of `pid` (the field after the state in `/proc/<pid>/stat`), `None` if it is gone.
+pub fn parent(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// `true` while `pid` exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     state(pid).is_some_and(|s| s != 'Z')
@@ -155,12 +165,18 @@ fn has_arg_pair(pid: i32, flag: &[u8], value: &[u8]) -> bool {
 
 /// Pids, sorted, of the topology processes under the private HOME `home` that run
 /// `heron-role <role>` (`tmaster`, `stmgr`, `instance`, ...).
+///
+/// A child forked by one of them and not yet exec'd (an instance starting a multi-lang
+/// subprocess, say) has its parent's command line for a moment; no role runs another process
+/// of its own role, so a match whose parent matched too is such a child and is left out.
 pub fn role_pids(home: &std::path::Path, role: &str) -> Vec<i32> {
     let mut pids: Vec<i32> = processes_mentioning(&home.to_string_lossy())
         .into_iter()
         .filter(|&pid| has_arg_pair(pid, b"heron-role", role.as_bytes()))
         .collect();
     pids.sort_unstable();
+    let matched = pids.clone();
+    pids.retain(|&pid| parent(pid).is_none_or(|p| matched.binary_search(&p).is_err()));
     pids
 }
 
@@ -191,6 +207,7 @@ mod tests {
     fn this_process_is_alive_and_in_proc() {
         let me = std::process::id() as i32;
         assert!(alive(me));
+        assert_eq!(parent(me), Some(std::os::unix::process::parent_id() as i32));
         assert!(processes_mentioning("\u{0}no such needle\u{0}").is_empty());
     }
 
