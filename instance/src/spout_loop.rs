@@ -1,8 +1,8 @@
 //! The spout loop (reference/heron.md §4): deliver acks and fails, call `next_tuple` while
 //! the topology runs, the out-queue has room and fewer than `topology.max.spout.pending`
-//! tuples are in flight (with acking; after reaching the limit, once a quarter of the window
-//! is free again or a slot has been free for a millisecond, see `refill.rs`), flush, expire
-//! timed-out tuples.
+//! tuples are in flight (with acking; after filling the window, once the window of a small
+//! one or a quarter of a large one is free again, or a slot has been free for a
+//! millisecond, see `refill.rs`), flush, expire timed-out tuples.
 
 use std::time::{Duration, Instant};
 
@@ -173,6 +173,7 @@ impl SpoutTask<'_, '_> {
                 break;
             }
         }
+        self.refill.after_round(self.emitter.in_flight());
         self.shared.flush(&mut self.emitter)?;
         Ok(emitted_any)
     }
