@@ -3,6 +3,14 @@
 //! tuples are in flight (with acking; after filling the window, once the window of a small
 //! one or a quarter of a large one is free again, or a slot has been free for a
 //! millisecond, see `refill.rs`), flush, expire timed-out tuples.
+//!
+//! A round that ends because `next_tuple` ran dry (a source with nothing more for now, or a
+//! rate-limited one) leaves a small output held for up to [`DRY_LINGER`], and the spout
+//! waits that long (or for acks) before its next round: without it, a spout a little faster
+//! than its source called `next_tuple` in a tight loop and wrote every few tuples as their
+//! own packet (word count at half its saturated rate: 51 words per write, each waking the
+//! stream manager). Rounds that fill a batch, the window or their time go out at once, and
+//! `EFFECTIVELY_ONCE` spouts never hold output.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +20,7 @@ use heron_proto::system::HeronControlTupleSet;
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::InMsg;
+use crate::linger::{Linger, Waiting};
 use crate::queue::RecvTimeoutError;
 use crate::refill::Refill;
 use crate::stateful::StatefulTask;
@@ -23,6 +32,9 @@ const EMIT_BATCH_TIME: Duration = Duration::from_millis(2);
 const MAX_IN_BATCHES_PER_ROUND: usize = 64;
 /// How long a paused spout waits on the in-queue.
 const PAUSED_WAIT: Duration = Duration::from_millis(50);
+/// How long a spout whose `next_tuple` ran dry holds a small output, and waits before it
+/// calls `next_tuple` again (see [`SpoutTask::emit_round`]).
+const DRY_LINGER: Duration = Duration::from_micros(200);
 
 struct SpoutTask<'s, 'a> {
     shared: &'s mut Shared<'a>,
@@ -31,6 +43,8 @@ struct SpoutTask<'s, 'a> {
     running: bool,
     acks: Vec<MessageId>,
     refill: Refill,
+    /// Whether the output of a round that ran dry goes now or is held a little.
+    linger: Linger,
     /// `EFFECTIVELY_ONCE`: checkpoints, restores, the start notice.
     stateful: Option<StatefulTask>,
 }
@@ -58,6 +72,11 @@ pub(crate) fn run(
         running,
         acks: Vec::new(),
         refill: Refill::new(max_pending),
+        linger: if conf.reliability_mode().is_effectively_once() {
+            Linger::off()
+        } else {
+            Linger::new(DRY_LINGER)
+        },
         stateful: conf
             .reliability_mode()
             .is_effectively_once()
@@ -100,6 +119,11 @@ impl SpoutTask<'_, '_> {
             let emitted = self.emit_round(max_pending)?;
 
             let now = Instant::now();
+            if self.linger.is_due(now) {
+                self.shared.flush(&mut self.emitter)?;
+            }
+            // output held after a dry round: wait as if nothing had been emitted
+            let emitted = emitted && self.linger.due().is_none();
             if let (Some(t), Some(at)) = (timeout, next_expiry) {
                 if now >= at {
                     for msg in self.emitter.expire(now, t) {
@@ -120,6 +144,7 @@ impl SpoutTask<'_, '_> {
                 let until = earliest([
                     Some(now + wait),
                     self.refill.deadline(),
+                    self.linger.due(),
                     next_expiry,
                     Some(self.shared.metrics.next_due()),
                 ])
@@ -138,7 +163,8 @@ impl SpoutTask<'_, '_> {
     }
 
     /// Calls `next_tuple` until it emits nothing, the batch is full or its time is up, or
-    /// the pending limit is reached; then flushes. Returns whether anything was emitted.
+    /// the pending limit is reached; then flushes, unless it ran dry with a small output,
+    /// which the linger holds for up to [`DRY_LINGER`]. Returns whether anything was emitted.
     fn emit_round(&mut self, max_pending: usize) -> Result<bool, InstanceError> {
         if !self.running || !self.shared.out_has_room() {
             return Ok(false);
@@ -152,6 +178,7 @@ impl SpoutTask<'_, '_> {
         }
         let mut calls = 0u32;
         let mut emitted_any = false;
+        let mut dry = false;
         while self.emitter.in_flight() < max_pending {
             let before = self.emitter.counters().emitted;
             self.spout
@@ -163,6 +190,7 @@ impl SpoutTask<'_, '_> {
                 }
             }
             if self.emitter.counters().emitted == before {
+                dry = true;
                 break;
             }
             emitted_any = true;
@@ -174,7 +202,14 @@ impl SpoutTask<'_, '_> {
             }
         }
         self.refill.after_round(self.emitter.in_flight());
-        self.shared.flush(&mut self.emitter)?;
+        let pending = self.emitter.pending_bytes();
+        let waiting = Waiting {
+            output: self.emitter.has_output(),
+            urgent: !dry || pending >= FLUSH_BYTES,
+        };
+        if self.linger.at_batch_end(Instant::now(), waiting) {
+            self.shared.flush(&mut self.emitter)?;
+        }
         Ok(emitted_any)
     }
 
