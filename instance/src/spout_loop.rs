@@ -209,6 +209,9 @@ impl SpoutTask<'_, '_> {
         };
         if self.linger.at_batch_end(Instant::now(), waiting) {
             self.shared.flush(&mut self.emitter)?;
+        } else {
+            // reported errors are logged every round, whatever the output does
+            self.shared.flush_errors(&mut self.emitter);
         }
         Ok(emitted_any)
     }
