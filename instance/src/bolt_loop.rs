@@ -1,4 +1,4 @@
-//! The bolt loop (reference/heron.md §4): take a batch from the in-queue, decode its tuples,
+//! The bolt loop (reference/heron.md §4): take what the socket holds (`inbox.rs`), decode its tuples,
 //! `execute` each, flush once per batch; tick tuples on their timer.
 
 use std::time::{Duration, Instant};
@@ -8,8 +8,8 @@ use heron_api::{AsyncWaker, Bolt, Emitter, OutputCollector, TopologyContext, Tup
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES};
 use crate::inbound::{InMsg, TupleDecoder};
+use crate::inbox::RecvTimeoutError;
 use crate::linger::{Linger, Waiting};
-use crate::queue::RecvTimeoutError;
 use crate::stateful::{After, StatefulMsg, StatefulTask};
 use crate::InstanceError;
 
@@ -44,9 +44,9 @@ pub(crate) fn run(
     ctx: &TopologyContext,
     pending: Vec<InMsg>,
 ) -> Result<(), InstanceError> {
-    // Every bolt's context carries a wake handle that unparks this thread from its in-queue
+    // Every bolt's context carries a wake handle that wakes this thread from its inbox
     // wait; only bolts with async output are ever polled.
-    let unparker = shared.in_rx.unparker();
+    let unparker = shared.inbox.unparker();
     let waker = AsyncWaker::new(move || unparker.unpark());
     let mut owned_ctx = ctx.clone();
     owned_ctx.set_async_waker(waker.clone());
@@ -108,11 +108,11 @@ impl BoltTask<'_, '_, '_> {
             let received = match &self.async_output {
                 Some((waker, _)) => self
                     .shared
-                    .in_rx
+                    .inbox
                     .recv_deadline_or(until, || waker.is_pending()),
                 None => self
                     .shared
-                    .in_rx
+                    .inbox
                     .recv_timeout(until.saturating_duration_since(now)),
             };
             match received {
@@ -120,7 +120,7 @@ impl BoltTask<'_, '_, '_> {
                     self.handle(batch)?;
                     let start = Instant::now();
                     while start.elapsed() < EXECUTE_BATCH_TIME {
-                        match self.shared.in_rx.try_recv() {
+                        match self.shared.inbox.try_recv() {
                             Ok(batch) => self.handle(batch)?,
                             Err(_) => break,
                         }

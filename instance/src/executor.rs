@@ -8,10 +8,10 @@ use heron_proto::api::TopologyState;
 use heron_proto::system::PhysicalPlan;
 
 use crate::gateway::Gateway;
-use crate::inbound::{InBatch, InMsg};
+use crate::inbound::InMsg;
+use crate::inbox::Inbox;
 use crate::metrics::MetricsWriter;
 use crate::outbound::Outbound;
-use crate::queue::QueueRx;
 use crate::stream_metrics::StreamCounter;
 use crate::{bolt_loop, spout_loop, InstanceConfig, InstanceError, RunOptions};
 
@@ -25,7 +25,7 @@ pub(crate) const FLUSH_BYTES: usize = 32 << 10;
 /// What both loops share: the queues and the counters file.
 pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
-    pub in_rx: &'a QueueRx<InBatch>,
+    pub inbox: &'a Inbox,
     out: Outbound<'a>,
     pub metrics: MetricsWriter,
     /// Every task of the plan the component started with, and its component: a plan that
@@ -114,7 +114,7 @@ pub(crate) fn run(
 ) -> Result<(), InstanceError> {
     let mut shared = Shared {
         config,
-        in_rx: &gateway.in_rx,
+        inbox: &gateway.inbox,
         out: Outbound::new(
             &gateway.out_tx,
             gateway.socket(),
@@ -134,7 +134,7 @@ pub(crate) fn run(
     let mut pplan = None;
     while pplan.is_none() {
         let batch = shared
-            .in_rx
+            .inbox
             .recv()
             .map_err(|_| InstanceError::Disconnected)?;
         for msg in batch {

@@ -1,11 +1,13 @@
 //! heron-instance: the Heron instance process that runs one spout or bolt task.
 //!
 //! Heron's model (reference/heron.md §4): a **gateway** owns the TCP connection to the
-//! local stream manager — here two OS threads, a socket reader and a socket writer, doing
-//! blocking `std::net` I/O — and an **executor** runs the user's spout or bolt on the thread
-//! that called [`run`]. They exchange batches through bounded `crossbeam-channel` queues that sleep
-//! without spinning (`queue.rs`):
-//! a full in-queue stops the socket reader (TCP back pressure on the stream manager), a full
+//! local stream manager (registration, then a socket writer thread doing blocking
+//! `std::net` I/O) and an **executor** runs the user's spout or bolt on the thread that
+//! called [`run`]. The executor reads the socket itself, in the wait where it would
+//! otherwise sleep on an in-queue (`inbox.rs`: one wake-up per delivery instead of two);
+//! input it does not take stays in the socket's receive buffer (TCP back pressure on the
+//! stream manager). Output goes through the socket directly when it takes it at once, else
+//! through a bounded queue to the writer that sleeps without spinning (`queue.rs`); a full
 //! out-queue stops `next_tuple` / `execute`.
 //!
 //! On a lost connection the instance does not reconnect: `run` calls `close` / `cleanup`
@@ -26,8 +28,8 @@ mod executor;
 #[doc(hidden)]
 pub mod fuzz;
 mod gateway;
-mod in_budget;
 mod inbound;
+mod inbox;
 mod linger;
 mod metrics;
 mod outbound;
@@ -82,15 +84,8 @@ pub struct RunOptions {
     pub register_timeout: Duration,
     /// Write the counters file this often.
     pub metrics_interval: Duration,
-    /// Bounded capacity (in batches) of the gateway → executor queue.
-    pub in_queue_capacity: usize,
     /// Bounded capacity (in batches) of the executor → gateway queue.
     pub out_queue_capacity: usize,
-    /// The gateway → executor queue is full once its batches hold this many bytes.
-    pub in_queue_bytes: usize,
-    /// ... or once they hold this much of the executor's work, judged by how fast it takes
-    /// them (at least 32 KiB; zero: bytes only). See [`IN_QUEUE_TIME`].
-    pub in_queue_time: Duration,
     /// The executor → gateway queue is full once its batches hold this many bytes.
     pub out_queue_bytes: usize,
 }
@@ -102,28 +97,19 @@ impl Default for RunOptions {
             connect_retry_interval: Duration::from_secs(1),
             register_timeout: Duration::from_secs(60),
             metrics_interval: Duration::from_secs(1),
-            in_queue_capacity: 16,
             out_queue_capacity: 32,
-            in_queue_bytes: QUEUE_BYTES,
-            in_queue_time: IN_QUEUE_TIME,
             out_queue_bytes: QUEUE_BYTES,
         }
     }
 }
 
-/// The byte budget of each queue between the gateway and the executor. At saturation every
-/// queue between a spout and the slowest bolt is full, so what the queues hold is the
-/// topology's queueing latency. 16 batches of up to 128 KiB (the budget before) let the
+/// The byte budget of a bolt's out-queue to the gateway's writer (and, as the receive buffer
+/// asked of the socket, of what waits for its executor). At saturation every queue between a
+/// spout and the slowest bolt is full, so what the queues hold is the topology's queueing
+/// latency. 16 batches of up to 128 KiB (the budget before) let the
 /// queues of a flat-out word count hold about a second of words between them; 256 KiB is
 /// about 10 ms of a word count task's input (`docs/cost.md`).
 pub const QUEUE_BYTES: usize = 256 << 10;
-
-/// What an executor's in-queue holds at most, in the time the executor takes to work through
-/// it. A byte of sentences in front of a word count's split is eight words of work, so the
-/// byte budget alone held 8–9 ms of a split's input and 3–4 ms of a count's; at 2 ms both
-/// hold about the same short wait (flat out, a split's budget settles near 64 KiB and a
-/// count's near 200 KiB; `docs/cost.md`).
-pub const IN_QUEUE_TIME: Duration = Duration::from_millis(2);
 
 /// A spout's out-queue budget and socket send buffer. A spout's tuples are the roots of all
 /// the work downstream (a sentence becomes eight words in a word count), and it writes few

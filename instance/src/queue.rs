@@ -1,8 +1,8 @@
-//! The bounded queues between the gateway and the executor: a `crossbeam-channel` queue that
-//! sleeps without spinning.
+//! The bounded queue from the executor to the gateway's writer: a `crossbeam-channel` queue
+//! that sleeps without spinning. (Input needs none: the executor reads its socket, `inbox.rs`.)
 //!
 //! A blocking `crossbeam-channel` receive spins and then calls `sched_yield` several times
-//! before it parks. On a machine with fewer cores than busy threads (an instance has three,
+//! before it parks. On a machine with fewer cores than busy threads (an instance has two,
 //! a container several instances) every yield hands the core to another thread and the
 //! yielder waits for its next slice: measured on 2 vCPUs, a word count at half its saturated
 //! rate made ~55 k involuntary context switches a second, most of them such yields. Here a
@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
 use crossbeam_utils::sync::{Parker, Unparker};
 
-pub(crate) use crossbeam_channel::{RecvError, RecvTimeoutError, SendError};
+#[cfg(test)]
+use crossbeam_channel::RecvTimeoutError;
+pub(crate) use crossbeam_channel::{RecvError, SendError};
 
 /// The sending end. Dropping it wakes a waiting receiver, which then sees the disconnection.
 pub(crate) struct QueueTx<T> {
@@ -124,16 +126,6 @@ impl<T> QueueTx<T> {
         self.budget.bytes.load(Ordering::Relaxed) >= self.budget.max_bytes.load(Ordering::Relaxed)
     }
 
-    /// The weight of the items queued and not taken yet.
-    pub fn queued_bytes(&self) -> usize {
-        self.budget.bytes.load(Ordering::Relaxed)
-    }
-
-    /// Makes the queue full once its items weigh `max_bytes` (from the next send on).
-    pub fn set_max_bytes(&self, max_bytes: usize) {
-        self.budget.max_bytes.store(max_bytes, Ordering::Relaxed);
-    }
-
     /// `true` when a send would have to wait.
     pub fn is_full(&self) -> bool {
         self.tx.is_full() || (self.over_budget() && !self.tx.is_empty())
@@ -198,34 +190,8 @@ impl<T> QueueRx<T> {
         }
     }
 
-    /// A handle that wakes this receiver from [`recv_deadline_or`](Self::recv_deadline_or).
-    pub fn unparker(&self) -> Unparker {
-        self.parker.unparker().clone()
-    }
-
-    /// Takes an item, sleeping until `deadline` for one, or until `woken()` is true (checked
-    /// before each sleep; whoever makes it true must unpark this receiver, see
-    /// [`unparker`](Self::unparker)). Returns `Timeout` on the deadline or the wake.
-    pub fn recv_deadline_or(
-        &self,
-        deadline: Instant,
-        woken: impl Fn() -> bool,
-    ) -> Result<T, RecvTimeoutError> {
-        loop {
-            match self.try_recv() {
-                Ok(item) => return Ok(item),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {
-                    if woken() || Instant::now() >= deadline {
-                        return Err(RecvTimeoutError::Timeout);
-                    }
-                    self.parker.park_deadline(deadline);
-                }
-            }
-        }
-    }
-
     /// Takes an item, sleeping at most `timeout` for one.
+    #[cfg(test)]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         let deadline = Instant::now() + timeout;
         loop {
@@ -303,24 +269,6 @@ mod tests {
     }
 
     #[test]
-    fn a_wake_ends_a_deadline_receive_early() {
-        let (_tx, rx) = bounded::<u32>(1);
-        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (f, unparker) = (flag.clone(), rx.unparker());
-        let waker = thread::spawn(move || {
-            f.store(true, std::sync::atomic::Ordering::Release);
-            unparker.unpark();
-        });
-        let start = Instant::now();
-        let got = rx.recv_deadline_or(Instant::now() + LONG, || {
-            flag.load(std::sync::atomic::Ordering::Acquire)
-        });
-        assert_eq!(got, Err(RecvTimeoutError::Timeout));
-        assert!(start.elapsed() < LONG, "woken, not timed out");
-        waker.join().unwrap();
-    }
-
-    #[test]
     fn timeouts_and_full() {
         let (tx, rx) = bounded::<u32>(1);
         let start = Instant::now();
@@ -389,23 +337,6 @@ mod tests {
         let tx = producer.join().unwrap();
         assert_eq!(rx.budget.bytes.load(Ordering::Relaxed), 0);
         assert!(!tx.is_full());
-    }
-
-    #[test]
-    fn a_budget_set_later_moves_where_the_queue_is_full() {
-        let (tx, rx) = bounded_bytes::<u32>(16, 1000);
-        tx.send_weighted(1, 300).unwrap();
-        assert_eq!(tx.queued_bytes(), 300);
-        assert!(!tx.is_full());
-        tx.set_max_bytes(200);
-        assert!(tx.is_full(), "300 of 200 bytes");
-        assert_eq!(rx.try_recv(), Ok(1));
-        assert_eq!(tx.queued_bytes(), 0);
-        tx.set_max_bytes(5000);
-        for i in 0..4 {
-            tx.send_weighted(i, 1000).unwrap();
-        }
-        assert!(!tx.is_full(), "4000 of 5000 bytes");
     }
 
     #[test]

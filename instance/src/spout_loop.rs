@@ -14,23 +14,23 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::TryRecvError;
+use crate::inbox::TryRecvError;
 use heron_api::{Emitter, MessageId, Spout, SpoutOutputCollector, TopologyContext};
 use heron_proto::system::HeronControlTupleSet;
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::InMsg;
+use crate::inbox::RecvTimeoutError;
 use crate::linger::{Linger, Waiting};
-use crate::queue::RecvTimeoutError;
 use crate::refill::Refill;
 use crate::stateful::StatefulTask;
 use crate::InstanceError;
 
 /// Stop calling `next_tuple` after this long and flush.
 const EMIT_BATCH_TIME: Duration = Duration::from_millis(2);
-/// Batches taken from the in-queue per round before emitting again.
+/// Socket reads' worth of messages taken per round before emitting again.
 const MAX_IN_BATCHES_PER_ROUND: usize = 64;
-/// How long a paused spout waits on the in-queue.
+/// How long a paused spout waits for messages.
 const PAUSED_WAIT: Duration = Duration::from_millis(50);
 /// How long a spout whose `next_tuple` ran dry holds a small output, and waits before it
 /// calls `next_tuple` again (see [`SpoutTask::emit_round`]).
@@ -106,7 +106,7 @@ impl SpoutTask<'_, '_> {
         loop {
             let mut got_input = false;
             for _ in 0..MAX_IN_BATCHES_PER_ROUND {
-                match self.shared.in_rx.try_recv() {
+                match self.shared.inbox.try_recv() {
                     Ok(batch) => {
                         got_input = true;
                         self.handle(batch)?;
@@ -151,7 +151,7 @@ impl SpoutTask<'_, '_> {
                 .expect("at least one instant");
                 match self
                     .shared
-                    .in_rx
+                    .inbox
                     .recv_timeout(until.saturating_duration_since(now))
                 {
                     Ok(batch) => self.handle(batch)?,

@@ -4,8 +4,8 @@
 //! * `__emit-count/<stream>`: data tuples in the `HeronTupleSet`s the executor sends (written
 //!   through or queued for the writer, `outbound.rs`), read from the frames' data sets (stream
 //!   id and tuple count, by `heron_proto::tuple`; the tuples are not decoded);
-//! * `__execute-count/<stream>`: data tuples in the `HeronTupleSet2`s the reader thread hands
-//!   to the executor.
+//! * `__execute-count/<stream>`: data tuples in the `HeronTupleSet2`s the executor reads from
+//!   the stream manager (`inbox.rs`).
 //!
 //! [`StreamMetrics`] is a small `metrics::Recorder` (counters only, each an atomic) used as a
 //! local recorder by those threads, so several instances in one process stay apart. Each
