@@ -1,5 +1,5 @@
 //! Fuzzing entry point (`fuzz/`, target `instance`): what the stream manager sends an
-//! instance, through the gateway's decoding and the executor's tuple decoding. Not a stable
+//! instance, through the inbox's decoding and the executor's tuple decoding. Not a stable
 //! API.
 
 use heron_api::{Fields, TopologyContext};
@@ -15,7 +15,7 @@ pub fn from_stmgr(data: &[u8]) {
     for p in heron_proto::fuzz::packets(data) {
         let mut batch = Vec::new();
         if decode(&p, &mut batch).is_err() {
-            return; // the gateway closes the connection
+            return; // the executor's inbox closes the connection
         }
         for msg in batch {
             if let InMsg::Data(set) = msg {
