@@ -22,7 +22,7 @@ pub(crate) const IDLE_WAIT: Duration = Duration::from_millis(1);
 /// a flush costs little per tuple).
 pub(crate) const FLUSH_BYTES: usize = 32 << 10;
 
-/// What both loops share: the queues and the counters file.
+/// What both loops share: the inbox, the way out and the counters file.
 pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
     pub inbox: &'a Inbox,

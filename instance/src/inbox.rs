@@ -106,13 +106,7 @@ impl Inbox {
 
     /// Waits until messages come; fails once the connection is closed.
     pub fn recv(&self) -> Result<InBatch, RecvError> {
-        loop {
-            match self.try_recv() {
-                Ok(b) => return Ok(b),
-                Err(TryRecvError::Disconnected) => return Err(RecvError),
-                Err(TryRecvError::Empty) => self.wait(None),
-            }
-        }
+        self.recv_until(None, || false).map_err(|_| RecvError)
     }
 
     /// Waits at most `timeout` for messages.
@@ -128,15 +122,24 @@ impl Inbox {
         deadline: Instant,
         woken: impl Fn() -> bool,
     ) -> Result<InBatch, RecvTimeoutError> {
+        self.recv_until(Some(deadline), woken)
+    }
+
+    /// The waits above: until messages come, `woken()` is true, or `deadline` (if any).
+    fn recv_until(
+        &self,
+        deadline: Option<Instant>,
+        woken: impl Fn() -> bool,
+    ) -> Result<InBatch, RecvTimeoutError> {
         loop {
             match self.try_recv() {
                 Ok(b) => return Ok(b),
                 Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                 Err(TryRecvError::Empty) => {
-                    if woken() || Instant::now() >= deadline {
+                    if woken() || deadline.is_some_and(|d| Instant::now() >= d) {
                         return Err(RecvTimeoutError::Timeout);
                     }
-                    self.wait(Some(deadline));
+                    self.wait(deadline);
                 }
             }
         }
