@@ -351,7 +351,10 @@ fn split(node: &Node) -> io::Result<()> {
     Ok(())
 }
 
-/// What a count process prints at the end: `relay-node words W secs S total T`.
+/// What a count process prints at the end: `relay-node words W secs S total T`. It reports
+/// once the run's duration is over, also when the stream ends or breaks at that moment (the
+/// splits stop at the same deadline, and the stream manager leaves when its writes to them
+/// fail; a count that was waiting in a read then sees the stream end, not the clock).
 fn count(node: &Node) -> io::Result<()> {
     let mut s = node.connect(node.container, Role::Count)?;
     s.set_read_timeout(Some(POLL))?;
@@ -359,6 +362,15 @@ fn count(node: &Node) -> io::Result<()> {
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut total = 0u64;
     let mut mark: Option<(u64, u64)> = None;
+    let report = |total: u64, mark: Option<(u64, u64)>| {
+        let now = now_ns();
+        let (t0, c0) = mark.unwrap_or((node.start_ns, 0));
+        println!(
+            "{NODE_COMMAND} words {} secs {} total {total}",
+            total - c0,
+            (now - t0) as f64 / 1e9
+        );
+    };
     loop {
         let now = now_ns();
         let elapsed = Duration::from_nanos(now.saturating_sub(node.start_ns));
@@ -366,15 +378,10 @@ fn count(node: &Node) -> io::Result<()> {
             mark = Some((now, total));
         }
         if elapsed >= node.duration {
-            let (t0, c0) = mark.unwrap_or((node.start_ns, 0));
-            println!(
-                "{NODE_COMMAND} words {} secs {} total {total}",
-                total - c0,
-                (now - t0) as f64 / 1e9
-            );
+            report(total, mark);
             return Ok(());
         }
-        let open = reader.read(&mut s, |_, _, frame| {
+        let read = reader.read(&mut s, |_, _, frame| {
             let mut rec = &frame[HEADER..];
             while let Some(&n) = rec.first() {
                 let n = usize::from(n);
@@ -390,12 +397,20 @@ fn count(node: &Node) -> io::Result<()> {
                 }
                 total += 1;
             }
-        })?;
-        if !open {
-            return Err(io::Error::new(
-                ErrorKind::UnexpectedEof,
-                "the stream manager left",
-            ));
+        });
+        match read {
+            Ok(true) => {}
+            _ if node.done() => {
+                report(total, mark);
+                return Ok(());
+            }
+            Ok(false) => {
+                return Err(io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "the stream manager left",
+                ))
+            }
+            Err(e) => return Err(e),
         }
     }
 }
@@ -665,6 +680,44 @@ mod tests {
         {}
         writer.join().unwrap();
         assert_eq!(got, sent);
+    }
+
+    /// The CI failure of stop 43: the stream manager left just after the deadline while the
+    /// count waited in a read, and the count exited without its report.
+    #[test]
+    fn a_count_whose_stream_ends_after_the_deadline_still_reports() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let duration = Duration::from_millis(250);
+        let node = Node {
+            role: Role::Count,
+            container: 0,
+            ports: vec![port, port],
+            start_ns: now_ns(),
+            warmup: Duration::ZERO,
+            duration,
+            vocabulary: 10,
+        };
+        let stmgr = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut hello = [0u8; 5];
+            s.read_exact(&mut hello).unwrap();
+            // words for the count, then silence until just past the deadline, then leave
+            let mut frame = Vec::new();
+            let at = begin_frame(&mut frame, Role::Count, 0);
+            for word in ["a", "bb", "a"] {
+                frame.push(word.len() as u8);
+                frame.extend_from_slice(word.as_bytes());
+                frame.extend_from_slice(&7u64.to_le_bytes());
+            }
+            end_frame(&mut frame, at);
+            s.write_all(&frame).unwrap();
+            std::thread::sleep(duration + POLL / 10);
+        });
+        // the count is in a `POLL` long read when the deadline passes; the stream ends in it
+        let result = count(&node);
+        stmgr.join().unwrap();
+        assert!(result.is_ok(), "{result:?}");
     }
 
     #[test]
