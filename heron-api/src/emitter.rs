@@ -211,7 +211,7 @@ impl Emitter {
             open: None,
             tuples: BytesMut::new(),
             open_count: 0,
-            by_dest: dest_sets::DestSets::default(),
+            by_dest: dest_sets::DestSets::new(mode.is_acking()),
             open_addressed: false,
             control: ControlTuples::default(),
             acks_waiting: false,
@@ -310,8 +310,16 @@ impl Emitter {
         }
     }
 
-    /// Validates and queues one data tuple; returns its stream's index.
-    fn push(&mut self, stream: &str, dest: Dest, values: &[Value], roots: &[(i32, i64)]) -> usize {
+    /// Validates and queues one data tuple; returns its stream's index. `bolt`: a bolt's
+    /// emit (in `ATLEAST_ONCE` only a bolt's tuples are addressed, see below).
+    fn push(
+        &mut self,
+        stream: &str,
+        dest: Dest,
+        values: &[Value],
+        roots: &[(i32, i64)],
+        bolt: bool,
+    ) -> usize {
         let si = self.stream_index(stream);
         let out = &mut self.streams[si];
         if values.len() != out.decl.fields.len() {
@@ -358,12 +366,20 @@ impl Emitter {
                 self.component
             );
         }
-        // addressed only without acking: a stream manager that acks routes every tuple anyway
-        let addressed = match (dest, self.mode.is_acking()) {
-            (_, true) => None,
-            (Dest::Direct(task), false) => Some(task),
-            (Dest::Grouped, false) => out.fields_route.as_mut().map(|r| r.task(values)),
-            (Dest::Pinned(_), false) => None,
+        // With acking, a bolt's addressed tuples get their keys here and their emits go in
+        // the control set, so the stream manager forwards the set whole. A spout's do not:
+        // its stream manager must start a tree before any ack of it can arrive, and it
+        // starts one when it keys the spout's tuple.
+        let acking = self.mode.is_acking();
+        let addressed = match dest {
+            _ if acking && !bolt => None,
+            Dest::Direct(task) => Some(task),
+            Dest::Grouped => out.fields_route.as_mut().map(|r| r.task(values)),
+            Dest::Pinned(_) => None,
+        };
+        let key = match addressed {
+            Some(_) if acking && !roots.is_empty() => self.rng.next_nonzero(),
+            _ => 0,
         };
         // a run of one stream is all addressed or all not, so that its tuples keep their order
         if self.open != Some(si) || self.open_addressed != addressed.is_some() {
@@ -386,10 +402,17 @@ impl Emitter {
             }
             None => &mut self.tuples,
         };
-        heron_proto::tuple::put_data_tuple(buf, roots, values, &self.dests);
+        heron_proto::tuple::put_data_tuple_keyed(buf, key, roots, values, &self.dests);
         match addressed {
             Some(_) => self.by_dest.pushed(),
             None => self.open_count += 1,
+        }
+        if key != 0 {
+            // one entry per root: the XOR of the keys of its tuples in this set
+            self.control.push_merged(ControlKind::Emit, roots, key);
+            if self.control.count() as usize >= CONTROL_SET_MAX_TUPLES {
+                self.close_control();
+            }
         }
         self.counters.emitted += 1;
         si
@@ -469,16 +492,16 @@ impl Emitter {
                         break k;
                     }
                 };
-                let si = self.push(stream, dest, values, &[(self.task_id, key)]);
+                let si = self.push(stream, dest, values, &[(self.task_id, key)], false);
                 self.in_flight.insert(key, msg, Instant::now(), si);
             }
             Some(msg) => {
-                let si = self.push(stream, dest, values, &[]);
+                let si = self.push(stream, dest, values, &[], false);
                 self.streams[si].tally.acked += 1;
                 self.immediate_acks.push(msg);
             }
             None => {
-                self.push(stream, dest, values, &[]);
+                self.push(stream, dest, values, &[], false);
             }
         }
     }
@@ -527,7 +550,7 @@ impl Emitter {
                 }
             }
         }
-        self.push(stream, dest, values, &roots);
+        self.push(stream, dest, values, &roots, true);
         self.roots = roots;
     }
 

@@ -180,6 +180,15 @@ impl Acking {
         }
     }
 
+    /// An emit of `value` for root `(task, root)` (nothing when `value` is 0): applied here
+    /// or held for the root's stream manager. For the copies a keyed set's tuple gets beyond
+    /// the one its sender keyed.
+    pub fn emitted(&mut self, task: i32, root: i64, value: i64, now: Instant) {
+        if value != 0 {
+            self.route(Kind::Emit, task, root, value, now);
+        }
+    }
+
     /// Acks and fails (and emits) from a local instance, split per root and routed to the
     /// root's spout task.
     pub fn on_local_control(&mut self, control: &[u8], now: Instant) -> Result<(), TupleError> {

@@ -10,6 +10,13 @@ use crate::tuple_cache::{Batch, TupleCache};
 use heron_proto::tuple::{scan_tuple_into, DataSetRef, TupleError, TupleKey, TupleScan};
 use std::time::Instant;
 
+/// The key a tuple carries at `at` (its [`TupleScan::key_offset`]).
+fn tuple_key_at(tuple: &[u8], at: usize) -> i64 {
+    tuple
+        .get(at..at + 8)
+        .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+}
+
 /// What routing a data set did, for the core's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Routed {
@@ -35,8 +42,9 @@ pub(crate) struct RouteInto<'a> {
 impl RouteInto<'_> {
     /// Routes every tuple of `set` (stream `stream`, encoded stream field `field`) from
     /// `src_task`. With `acking`, each copy of an anchored tuple gets a key, and the keys are
-    /// XORed into the tuple's trees; else copies go unkeyed. What was routed is added to `r`,
-    /// also when a malformed tuple stops the walk.
+    /// XORed into the tuple's trees; else copies go unkeyed. In a keyed set
+    /// ([`DataSetRef::keyed`]) the first copy keeps the sender's key. What was routed is added
+    /// to `r`, also when a malformed tuple stops the walk.
     pub fn route_set(
         &mut self,
         src_task: i32,
@@ -79,14 +87,29 @@ impl RouteInto<'_> {
                 }
             };
             let offset = scan.key_offset;
+            // a keyed set's tuple has a key whose emit its sender sent: its first copy keeps
+            // it, and only what the copies' keys add to it (all of it cancelled when there is
+            // no copy) is emitted here
+            let given = match (set.keyed, offset) {
+                (true, Some(at)) => tuple_key_at(tuple, at),
+                _ => 0,
+            };
             let mut xor = 0i64;
-            for &slot in scratch.iter() {
-                let key = ack.next_key(xor);
+            for (i, &slot) in scratch.iter().enumerate() {
+                let key = match i {
+                    0 if given != 0 => given,
+                    _ => ack.next_key(xor),
+                };
                 xor ^= key;
                 let key = Some(TupleKey { offset, key });
                 if !cache.push_keyed(slot, src_task, stream, field, tuple, key, now, &mut deliver) {
                     r.too_large += 1;
                 }
+            }
+            if given != 0 {
+                let extra = xor ^ given;
+                scan.for_each_root(tuple, |task, root| ack.emitted(task, root, extra, now));
+                return Ok(());
             }
             scan.for_each_root(tuple, |task, root| {
                 ack.rooted(from_spout, src_task, task, root, xor, now)

@@ -4,8 +4,9 @@
 //! it without reading each tuple's destination and routing it.
 //!
 //! The emitter knows the task of a tuple on a direct stream, and of a tuple on a stream whose
-//! one consumer groups it by fields ([`FieldsRoute`]). It addresses tuples only without
-//! acking (a stream manager that acks keys and routes every tuple anyway). It keeps one
+//! one consumer groups it by fields ([`FieldsRoute`]). In `ATLEAST_ONCE` it addresses only a
+//! bolt's tuples, keys them itself and marks the sets keyed
+//! ([`KEYED_FIELD`](heron_proto::tuple::KEYED_FIELD)). It keeps one
 //! stream's tuples here at a time and closes every set when the stream changes, or when an
 //! emit of the stream is not addressed (a pinned one), so tuples keep their emit order across
 //! streams and within a stream each task's tuples keep theirs.
@@ -68,9 +69,10 @@ struct DestSet {
 }
 
 impl DestSet {
-    fn close(&mut self, frames: &mut BytesMut, stream_field: &[u8], src_task: i32) {
+    fn close(&mut self, frames: &mut BytesMut, stream_field: &[u8], keyed: bool, src_task: i32) {
         if self.count > 0 {
-            put_data_set_frame_to(frames, stream_field, self.task, &self.tuples, src_task);
+            let (task, tuples) = (self.task, &self.tuples);
+            put_data_set_frame_to(frames, stream_field, task, keyed, tuples, src_task);
             self.tuples.clear();
             self.count = 0;
         }
@@ -80,6 +82,8 @@ impl DestSet {
 /// The open sets of one stream, one per destination task (their buffers kept for the next).
 #[derive(Default)]
 pub(super) struct DestSets {
+    /// The sets' anchored tuples carry the keys the emitter gave them (`ATLEAST_ONCE`).
+    keyed: bool,
     sets: Vec<DestSet>,
     /// The set the last tuple went to: consecutive emits often go to one task.
     last: usize,
@@ -88,6 +92,14 @@ pub(super) struct DestSets {
 }
 
 impl DestSets {
+    /// No open set yet; `keyed`: the emitter keys the sets' anchored tuples.
+    pub fn new(keyed: bool) -> DestSets {
+        DestSets {
+            keyed,
+            ..DestSets::default()
+        }
+    }
+
     /// The buffer for the next tuple to `task`, after closing that task's set into `frames`
     /// if it is full. Call [`DestSets::pushed`] after writing the tuple.
     #[inline]
@@ -113,7 +125,7 @@ impl DestSets {
         let set = &mut self.sets[self.last];
         if set.count >= DATA_SET_MAX_TUPLES || set.tuples.len() >= DATA_SET_MAX_BYTES {
             self.bytes -= set.tuples.len();
-            set.close(frames, stream_field, src_task);
+            set.close(frames, stream_field, self.keyed, src_task);
         }
         self.bytes -= set.tuples.len();
         &mut set.tuples
@@ -130,7 +142,7 @@ impl DestSets {
     /// Closes every open set into `frames`, in the order the tasks first got a tuple.
     pub fn close_all(&mut self, frames: &mut BytesMut, stream_field: &[u8], src_task: i32) {
         for set in &mut self.sets {
-            set.close(frames, stream_field, src_task);
+            set.close(frames, stream_field, self.keyed, src_task);
         }
         self.bytes = 0;
     }

@@ -521,7 +521,8 @@ fn addressed_sets(e: &mut Emitter) -> Vec<(String, Option<i32>, usize)> {
 }
 
 #[test]
-fn direct_tuples_go_in_one_set_per_task_without_acking_only_and_runs_keep_their_order() {
+fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order_a_spouts_unaddressed_with_acking()
+{
     let mut e = emitter(ReliabilityMode::AtMostOnce);
     for task in [7, 8, 7, 7] {
         e.emit_bolt("direct", Some(task), &[], &values!["x"]);
@@ -538,13 +539,74 @@ fn direct_tuples_go_in_one_set_per_task_without_acking_only_and_runs_keep_their_
             (s("direct"), Some(8), 1),
         ]
     );
-    // with acking (unanchored or not) every tuple goes in the one routed set, in order
+    // with acking a bolt's tuples (unanchored or not) are addressed too, a spout's are not
     let mut e = emitter(ReliabilityMode::AtLeastOnce);
     let t = input(vec![(1, 2)], 3);
     e.emit_bolt("direct", Some(7), &[], &values!["x"]);
     e.emit_bolt("direct", Some(8), &[&t], &values!["x"]);
     e.emit_bolt("direct", Some(7), &[], &values!["x"]);
-    assert_eq!(addressed_sets(&mut e), vec![(s("direct"), None, 3)]);
+    assert_eq!(
+        addressed_sets(&mut e),
+        vec![(s("direct"), Some(7), 2), (s("direct"), Some(8), 1)]
+    );
+    for msg_id in [None, Some(Value::from(1))] {
+        e.emit_spout("direct", Some(7), &values!["x"], msg_id.clone());
+        e.emit_spout("direct", Some(8), &values!["x"], msg_id);
+        assert_eq!(addressed_sets(&mut e), vec![(s("direct"), None, 2)]);
+    }
+}
+
+#[test]
+fn with_acking_a_bolts_addressed_tuples_carry_keys_whose_emits_go_in_its_control_set() {
+    let mut e = emitter(ReliabilityMode::AtLeastOnce);
+    let (a, b) = (input(vec![(1, 10)], 3), input(vec![(1, 10), (2, 20)], 4));
+    e.emit_bolt("direct", Some(7), &[&a], &values!["x"]);
+    e.emit_bolt("direct", Some(8), &[&a], &values!["y"]);
+    e.emit_bolt("direct", Some(7), &[&b], &values!["z"]);
+    e.emit_bolt("direct", Some(7), &[], &values!["u"]);
+    e.ack(&a);
+    let mut frames = BytesMut::from(&e.take_frames()[..]);
+    let codec = HeronCodec::new(0);
+    let (mut keys, mut control) = (Vec::new(), Vec::new());
+    while let Some(p) = codec.decode_packet(&mut frames).unwrap() {
+        if let Some(d) = heron_proto::tuple::split_tuple_set(&p.payload)
+            .unwrap()
+            .data
+        {
+            let set = heron_proto::tuple::split_data_set(d).unwrap();
+            assert!(set.keyed, "a keyed set");
+            let decoded: HeronTupleSet = p.decode().unwrap();
+            for t in data(&decoded).tuples.iter() {
+                keys.push((set.dest_task.unwrap(), t.key, t.roots.len()));
+            }
+        } else {
+            control.push(p.decode::<HeronTupleSet>().unwrap().control.unwrap());
+        }
+    }
+    // task 7's set, then task 8's; an unanchored tuple keeps key 0
+    let k: Vec<i64> = keys.iter().map(|&(_, k, _)| k).collect();
+    assert_eq!(
+        keys.iter().map(|&(t, _, r)| (t, r)).collect::<Vec<_>>(),
+        vec![(7, 1), (7, 2), (7, 0), (8, 1)]
+    );
+    assert!(k[0] != 0 && k[1] != 0 && k[3] != 0 && k[2] == 0, "{k:?}");
+    // one control set after the data: the emits (merged per single root), then the ack
+    assert_eq!(control.len(), 1);
+    let root = |taskid, key| RootId { taskid, key };
+    let emits: Vec<_> = control[0]
+        .emits
+        .iter()
+        .map(|e| (e.roots.clone(), e.ackedtuple))
+        .collect();
+    assert_eq!(
+        emits,
+        vec![
+            (vec![root(1, 10)], k[0] ^ k[3]),
+            (vec![root(1, 10), root(2, 20)], k[1]),
+        ]
+    );
+    assert_eq!(control[0].acks.len(), 1);
+    assert_eq!(control[0].acks[0].ackedtuple, 3);
 }
 
 #[test]

@@ -93,6 +93,30 @@ pub fn put_data_tuple<V: EncodeValue>(
     values: &[V],
     dest_task_ids: &[i32],
 ) -> usize {
+    put_data_tuple_keyed(buf, 0, roots, values, dest_task_ids)
+}
+
+/// [`put_data_tuple`] with the tuple's `key` (field 1): for an emitter that keys the tuples
+/// of an addressed set itself ([`super::KEYED_FIELD`]).
+///
+/// ```
+/// use heron_proto::prost::Message;
+/// use heron_proto::system::HeronDataTuple;
+/// use heron_proto::tuple::put_data_tuple_keyed;
+/// let mut buf = bytes::BytesMut::new();
+/// let value: &[u8] = b"\x04word";
+/// put_data_tuple_keyed(&mut buf, -5, &[(1, 42)], &[value], &[3]);
+/// let tuple = HeronDataTuple::decode(&buf[2..]).unwrap();
+/// assert_eq!((tuple.key, tuple.dest_task_ids[0]), (-5, 3));
+/// ```
+#[inline]
+pub fn put_data_tuple_keyed<V: EncodeValue>(
+    buf: &mut BytesMut,
+    tuple_key: i64,
+    roots: &[(i32, i64)],
+    values: &[V],
+    dest_task_ids: &[i32],
+) -> usize {
     let mut len = 1 + 8 + roots_len(roots); // key, roots
     for v in values {
         let n = v.encoded_len();
@@ -110,7 +134,7 @@ pub fn put_data_tuple<V: EncodeValue>(
     out.put_u8(key(2, LEN));
     put_varint(&mut out, len as u64);
     out.put_u8(key(1, FIXED64));
-    out.put_i64_le(0);
+    out.put_i64_le(tuple_key);
     put_roots(&mut out, 2, roots);
     for v in values {
         out.put_u8(key(3, LEN));

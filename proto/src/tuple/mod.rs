@@ -30,14 +30,15 @@ mod set2;
 
 pub use control::{for_each_ack_root, read_acks, AckEntry, ControlKind, ControlTuples};
 pub use data::{
-    check_tuple, for_each_dest_task, for_each_root, put_data_tuple, read_root, scan_tuple,
-    scan_tuple_into, tuple_key_offset, values, walk_data_tuple, EncodeValue, TupleScan,
-    INLINE_ROOTS, INLINE_VALUES,
+    check_tuple, for_each_dest_task, for_each_root, put_data_tuple, put_data_tuple_keyed,
+    read_root, scan_tuple, scan_tuple_into, tuple_key_offset, values, walk_data_tuple, EncodeValue,
+    TupleScan, INLINE_ROOTS, INLINE_VALUES,
 };
 pub use fields::{fields, int32, put_varint, read_varint, varint_len, write_varint, Field, Fields};
 pub use set::{
     for_each_data_set, put_control_set_frame, put_data_set_frame, put_data_set_frame_to,
     split_data_set, split_tuple_set, stream_field, DataSetRef, TupleSetParts, DEST_TASK_FIELD,
+    KEYED_FIELD,
 };
 pub use set2::{
     parse_tuple_set2, put_control_set2, put_data_set2, put_stream_message, split_set2, DataSet,

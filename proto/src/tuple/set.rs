@@ -56,33 +56,45 @@ pub fn put_data_set_frame(out: &mut BytesMut, stream: &[u8], tuples: &[u8], src_
 /// heronpy's and Heron's own, skip a field they do not know).
 pub const DEST_TASK_FIELD: u32 = 100;
 
+/// The field of `HeronDataTupleSet` in which heron-rs says that the sender gave every
+/// anchored tuple of an addressed set its key and sent the matching `emits` in its control set
+/// (varint 1; an extension like [`DEST_TASK_FIELD`], written right after it). In
+/// `ATLEAST_ONCE` a stream manager forwards such a set whole instead of keying each copy.
+pub const KEYED_FIELD: u32 = 101;
+
 /// [`put_data_set_frame`] for a set whose every tuple goes to task `dest_task` (each names
 /// it in its `dest_task_ids`): the set carries it in [`DEST_TASK_FIELD`], between the stream
 /// and the tuples, so that a stream manager can forward the set without routing each tuple.
+/// `keyed`: the tuples carry their own keys ([`KEYED_FIELD`]).
 ///
 /// ```
 /// use bytes::BytesMut;
 /// use heron_proto::tuple::{put_data_set_frame_to, split_data_set, split_tuple_set, stream_field};
 /// use heron_proto::HeronCodec;
 /// let (mut frames, tuples) = (BytesMut::new(), BytesMut::new());
-/// put_data_set_frame_to(&mut frames, &stream_field("words", "split"), 7, &tuples, 3);
+/// put_data_set_frame_to(&mut frames, &stream_field("words", "split"), 7, true, &tuples, 3);
 /// let packet = HeronCodec::new(0).decode_packet(&mut frames).unwrap().unwrap();
 /// let data = split_tuple_set(&packet.payload).unwrap().data.unwrap();
 /// let set = split_data_set(data).unwrap();
-/// assert_eq!((set.stream, set.dest_task), ("words", Some(7)));
+/// assert_eq!((set.stream, set.dest_task, set.keyed), ("words", Some(7), true));
 /// ```
 pub fn put_data_set_frame_to(
     out: &mut BytesMut,
     stream: &[u8],
     dest_task: i32,
+    keyed: bool,
     tuples: &[u8],
     src_task: i32,
 ) {
-    let mut hint = [0u8; 2 + 10];
+    let mut hint = [0u8; 2 + 10 + 3];
     let free = {
         let mut w = &mut hint[..];
         put_varint(&mut w, u64::from(DEST_TASK_FIELD << 3 | u32::from(VARINT)));
         put_varint(&mut w, int32(dest_task));
+        if keyed {
+            put_varint(&mut w, u64::from(KEYED_FIELD << 3 | u32::from(VARINT)));
+            put_varint(&mut w, 1);
+        }
         w.len()
     };
     let n = hint.len() - free;
@@ -154,6 +166,8 @@ pub struct DataSetRef<'a> {
     pub stream: &'a str,
     /// The one task every tuple goes to, when the sender named it ([`DEST_TASK_FIELD`]).
     pub dest_task: Option<i32>,
+    /// The sender keyed the set's anchored tuples and sent their emits ([`KEYED_FIELD`]).
+    pub keyed: bool,
     body: &'a [u8],
     /// Where the tuples start when the stream (and task) come first, as encoders write them.
     tuples_at: Option<usize>,
@@ -209,6 +223,7 @@ impl<'a> DataSetRef<'a> {
 #[inline]
 pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
     let (mut stream, mut dest_task, mut tuples_at) = (None, None, None);
+    let mut keyed = false;
     // Encoders write the stream first, then the destination task if they name one; look
     // further only if they are not there.
     let mut head = fields(buf);
@@ -218,6 +233,10 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
         if let Some(Ok((DEST_TASK_FIELD, Field::Varint(t)))) = head.next() {
             dest_task = Some(t as i32);
             tuples_at = Some(buf.len() - head.remaining());
+            if let Some(Ok((KEYED_FIELD, Field::Varint(k)))) = head.next() {
+                keyed = k != 0;
+                tuples_at = Some(buf.len() - head.remaining());
+            }
         }
     } else {
         for f in fields(buf) {
@@ -228,6 +247,8 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
                 (DEST_TASK_FIELD, v) => {
                     return Err(wrong("HeronDataTupleSet", DEST_TASK_FIELD, &v))
                 }
+                (KEYED_FIELD, Field::Varint(k)) => keyed = k != 0,
+                (KEYED_FIELD, v) => return Err(wrong("HeronDataTupleSet", KEYED_FIELD, &v)),
                 _ => {}
             }
         }
@@ -249,6 +270,7 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
         stream: utf8(id, "StreamId.id")?,
         component: utf8(component, "StreamId.component_name")?,
         dest_task,
+        keyed,
         body: buf,
         tuples_at,
     })
@@ -404,14 +426,14 @@ mod tests {
         let stream = stream_field("words", "split");
         for dest in [9, 0, 300_000, -1] {
             let mut out = BytesMut::new();
-            put_data_set_frame_to(&mut out, &stream, dest, &tuples, 4);
+            put_data_set_frame_to(&mut out, &stream, dest, dest == 9, &tuples, 4);
             let packet = HeronCodec::new(0).decode_packet(&mut out).unwrap().unwrap();
             // the stream manager's read: the task, the stream and the same tuples
             let data = split_tuple_set(&packet.payload).unwrap().data.unwrap();
             let set = split_data_set(data).unwrap();
             assert_eq!(
-                (set.stream, set.dest_task, set.count()),
-                ("words", Some(dest), 2)
+                (set.stream, set.dest_task, set.keyed, set.count()),
+                ("words", Some(dest), dest == 9, 2)
             );
             let mut seen = Vec::new();
             set.for_each_tuple(|t| {

@@ -108,6 +108,30 @@ fn controls_to(out: &[Out], conn: ConnId) -> Vec<HeronControlTupleSet> {
         .collect()
 }
 
+/// Bolt 4's ack of `key` for root (1, ROOT), as stmgr-2 sends it: a control-only stream
+/// message for spout task 1.
+fn ack_from_peer(h: &mut H, key: i64) {
+    let mut buf = heron_proto::tuple::ControlTuples::default();
+    buf.push(heron_proto::tuple::ControlKind::Ack, &[(1, ROOT)], key);
+    let mut payload = BytesMut::new();
+    buf.take_stream_message(1, 4, &mut payload);
+    h.core.on_packet(
+        PEER_IN,
+        &Packet::new(TUPLE_STREAM_MESSAGE, ReqId::ZERO, payload.freeze()),
+        h.now,
+    );
+}
+
+/// The spout was told that tree (1, ROOT) completed, and nothing else.
+fn assert_only_root_acked(out: &[Out]) {
+    let (acked, failed) = acked_roots(&controls_to(out, SPOUT));
+    let root = RootId {
+        taskid: 1,
+        key: ROOT,
+    };
+    assert_eq!((acked, failed), (vec![root], vec![]));
+}
+
 fn acked_roots(sets: &[HeronControlTupleSet]) -> (Vec<RootId>, Vec<RootId>) {
     let mut acked = Vec::new();
     let mut failed = Vec::new();
@@ -153,29 +177,9 @@ fn each_copy_gets_its_own_key_and_acks_of_every_copy_complete_the_tree() {
     h.send(BOLT, &control(&[(&[(1, ROOT)], local[0])], &[]));
     assert!(controls_to(&h.round(true), SPOUT).is_empty());
     // the remote bolt's ack comes from stmgr-2 as a control-only stream message
-    let mut buf = heron_proto::tuple::ControlTuples::default();
-    buf.push(
-        heron_proto::tuple::ControlKind::Ack,
-        &[(1, ROOT)],
-        remote[0],
-    );
-    let mut payload = BytesMut::new();
-    buf.take_stream_message(1, 4, &mut payload);
-    h.core.on_packet(
-        PEER_IN,
-        &Packet::new(TUPLE_STREAM_MESSAGE, ReqId::ZERO, payload.freeze()),
-        h.now,
-    );
+    ack_from_peer(&mut h, remote[0]);
     let out = h.round(true);
-    let (acked, failed) = acked_roots(&controls_to(&out, SPOUT));
-    assert_eq!(
-        acked,
-        vec![RootId {
-            taskid: 1,
-            key: ROOT
-        }]
-    );
-    assert!(failed.is_empty());
+    assert_only_root_acked(&out);
     assert!(frames_to(&out, BOLT).is_empty(), "control is not forwarded");
     assert_eq!(h.core.pending_trees(), 0);
     assert_eq!(h.core.ack_counters().completed, 1);
@@ -208,14 +212,7 @@ fn bolt_emits_are_anchored_before_the_ack_of_their_input() {
     h.send(BOLT, &control(&[(&[(1, ROOT)], children[0])], &[]));
     assert!(controls_to(&h.round(true), SPOUT).is_empty());
     h.send(BOLT, &control(&[(&[(1, ROOT)], children[1])], &[]));
-    let (acked, _) = acked_roots(&controls_to(&h.round(true), SPOUT));
-    assert_eq!(
-        acked,
-        vec![RootId {
-            taskid: 1,
-            key: ROOT
-        }]
-    );
+    assert_only_root_acked(&h.round(true));
 }
 
 #[test]
@@ -327,4 +324,96 @@ fn at_most_once_keeps_tuples_unkeyed_and_untracked() {
     h.send(BOLT, &control(&[(&[(1, ROOT)], 0)], &[]));
     assert!(controls_to(&h.round(true), SPOUT).is_empty());
     assert_eq!(h.core.counters().control_sets_ignored, 1);
+}
+
+/// A bolt's output as our emitter writes it in ATLEAST_ONCE: one set of `words` addressed to
+/// task `to` and keyed (word and key each), then a control set with the merged emits of the
+/// keys and `acks`, as two packets from task `src`.
+fn keyed_output(
+    src: i32,
+    to: i32,
+    words: &[(&str, i64)],
+    root: (i32, i64),
+    acks: &[((i32, i64), i64)],
+) -> Vec<Packet> {
+    use heron_proto::tuple::{ControlKind, ControlTuples};
+    let mut tuples = BytesMut::new();
+    let mut control = ControlTuples::default();
+    for &(w, k) in words {
+        let v = data_tuple(w).values[0].clone();
+        heron_proto::tuple::put_data_tuple_keyed(&mut tuples, k, &[root], &[&v[..]], &[]);
+        control.push_merged(ControlKind::Emit, &[root], k);
+    }
+    for &(r, k) in acks {
+        control.push_merged(ControlKind::Ack, &[r], k);
+    }
+    let mut frames = BytesMut::new();
+    let stream = heron_proto::tuple::stream_field("default", "spout");
+    heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, to, true, &tuples, src);
+    control.take_frame(&mut frames, src);
+    let mut packets = Vec::new();
+    let codec = HeronCodec::new(0);
+    while let Some(p) = codec.decode_packet(&mut frames).unwrap() {
+        packets.push(p);
+    }
+    packets
+}
+
+#[test]
+fn a_keyed_set_is_forwarded_with_its_keys_and_its_emits_complete_the_tree() {
+    let mut h = running(api::Grouping::Fields);
+    // the spout's tuple: keyed here, to bolt 3 (no grouping fields: the first task)
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let k0 = keys_to(&h.round(true), BOLT)[0];
+    // bolt 3 emits two tuples it keyed itself to task 3 and one to task 4, and acks k0
+    let (kb, kc, kd) = (0x0b, 0x0c, 0x0d);
+    for p in keyed_output(3, 3, &[("b", kb), ("c", kc)], (1, ROOT), &[])
+        .iter()
+        .chain(&keyed_output(
+            3,
+            4,
+            &[("d", kd)],
+            (1, ROOT),
+            &[((1, ROOT), k0)],
+        ))
+    {
+        h.core.on_packet(BOLT, p, h.now);
+    }
+    let out = h.round(true);
+    assert_eq!(
+        keys_to(&out, BOLT),
+        vec![kb, kc],
+        "forwarded with their keys"
+    );
+    assert_eq!(keys_to(&out, PEER_OUT), vec![kd]);
+    assert!(controls_to(&out, SPOUT).is_empty(), "b, c and d are out");
+    assert_eq!(h.core.pending_trees(), 1);
+    // their acks (the remote one from stmgr-2) complete the tree
+    h.send(BOLT, &control(&[(&[(1, ROOT)], kb ^ kc)], &[]));
+    assert!(controls_to(&h.round(true), SPOUT).is_empty());
+    ack_from_peer(&mut h, kd);
+    assert_only_root_acked(&h.round(true));
+}
+
+#[test]
+fn a_keyed_set_routed_per_tuple_keeps_the_senders_key_on_its_first_copy() {
+    // ALL: the address is ignored, and every tuple goes to both bolt tasks
+    let mut h = running(api::Grouping::All);
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, ROOT)]));
+    let out = h.round(true);
+    let (k0, k0_remote) = (keys_to(&out, BOLT)[0], keys_to(&out, PEER_OUT)[0]);
+    let kb = 0x0b;
+    for p in keyed_output(3, 3, &[("b", kb)], (1, ROOT), &[((1, ROOT), k0)]) {
+        h.core.on_packet(BOLT, &p, h.now);
+    }
+    let out = h.round(true);
+    let (local, remote) = (keys_to(&out, BOLT), keys_to(&out, PEER_OUT));
+    assert_eq!(local, vec![kb], "the first copy keeps the sender's key");
+    assert_eq!(remote.len(), 1);
+    assert!(remote[0] != 0 && remote[0] != kb);
+    // acking every copy (and the spout tuple's remote copy) completes the tree
+    h.send(BOLT, &control(&[(&[(1, ROOT)], kb)], &[]));
+    ack_from_peer(&mut h, remote[0] ^ k0_remote);
+    assert_only_root_acked(&h.round(true));
+    assert_eq!(h.core.pending_trees(), 0);
 }

@@ -209,7 +209,7 @@ fn addressed_set(to: i32, dest: i32, words: &[&str]) -> Packet {
     }
     let mut frames = BytesMut::new();
     let stream = heron_proto::tuple::stream_field("default", "spout");
-    heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, to, &tuples, 1);
+    heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, to, false, &tuples, 1);
     one_packet(&frames)
 }
 
