@@ -3,12 +3,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use heron_api::{Fields, TopologyContext, Tuple, TupleSource};
-use heron_proto::codec::{CodecError, Packet};
+use heron_proto::codec::Packet;
 use heron_proto::stmgr::NewInstanceAssignmentMessage;
-use heron_proto::system::{HeronControlTupleSet, HeronTupleSet2, PhysicalPlan};
-use heron_proto::tuple::{parse_tuple_set2, DataSet};
-use prost::Message;
+use heron_proto::system::{HeronTupleSet2, PhysicalPlan};
+use heron_proto::tuple::{parse_tuple_set2, read_acks, AckEntry, ControlKind, DataSet};
 
 use crate::stateful::StatefulMsg;
 use crate::InstanceError;
@@ -19,11 +19,35 @@ pub(crate) enum InMsg {
     /// The data tuples of a set, still encoded: a slice of the received packet.
     Data(DataSet),
     /// The control tuples (acks and fails) of a set.
-    Control(Box<HeronControlTupleSet>),
+    Control(ControlSet),
     /// A new physical plan.
     Plan(Box<PhysicalPlan>),
     /// A checkpoint, restore, start or "saved" notice (`EFFECTIVELY_ONCE`).
     Stateful(StatefulMsg),
+}
+
+/// A `HeronControlTupleSet` from the stream manager, checked and read in place (no decoded
+/// message, no allocation per ack): its bytes and where its entries are.
+#[derive(Debug)]
+pub(crate) struct ControlSet {
+    bytes: Bytes,
+    entries: Vec<AckEntry>,
+}
+
+impl ControlSet {
+    /// Checks the encoded set `bytes`.
+    pub fn read(bytes: Bytes) -> Result<ControlSet, heron_proto::tuple::TupleError> {
+        let mut entries = Vec::new();
+        read_acks(&bytes, &mut entries)?;
+        Ok(ControlSet { bytes, entries })
+    }
+
+    /// Calls `f(task, key)` for every root of every entry of `kind`, in order.
+    pub fn for_each_root(&self, kind: ControlKind, mut f: impl FnMut(i32, i64)) {
+        for e in self.entries.iter().filter(|e| e.kind == kind) {
+            e.for_each_root(&self.bytes, &mut f);
+        }
+    }
 }
 
 /// What crosses the gateway → executor queue: the messages of one socket read.
@@ -36,12 +60,7 @@ pub(crate) fn decode(packet: &Packet, out: &mut InBatch) -> Result<(), InstanceE
     if packet.is::<HeronTupleSet2>() {
         let set = parse_tuple_set2(&packet.payload)?;
         if let Some(control) = set.control {
-            let control =
-                HeronControlTupleSet::decode(control).map_err(|e| CodecError::Payload {
-                    type_name: packet.type_name().to_string(),
-                    source: e,
-                })?;
-            out.push(InMsg::Control(Box::new(control)));
+            out.push(InMsg::Control(ControlSet::read(control)?));
         }
         if let Some(data) = set.data {
             out.push(InMsg::Data(data));
@@ -146,8 +165,38 @@ mod tests {
     use heron_api::Value;
     use heron_proto::api::StreamId;
     use heron_proto::codec::ReqId;
-    use heron_proto::system::{HeronDataTuple, HeronDataTupleSet2, RootId};
+    use heron_proto::system::{
+        AckTuple, HeronControlTupleSet, HeronDataTuple, HeronDataTupleSet2, RootId,
+    };
     use prost::{Message, Name};
+
+    #[test]
+    fn a_control_set_is_read_in_place_root_by_root_per_kind() {
+        let ack = |roots: &[(i32, i64)], k| AckTuple {
+            roots: roots
+                .iter()
+                .map(|&(taskid, key)| RootId { taskid, key })
+                .collect(),
+            ackedtuple: k,
+        };
+        let set = HeronControlTupleSet {
+            acks: vec![ack(&[(1, 10)], 0), ack(&[(2, 20), (1, 11)], 0)],
+            fails: vec![ack(&[(1, 12)], 0)],
+            emits: vec![ack(&[(1, 13)], 5)],
+        };
+        let c = ControlSet::read(set.encode_to_vec().into()).unwrap();
+        let roots = |kind| {
+            let mut v = Vec::new();
+            c.for_each_root(kind, |t, k| v.push((t, k)));
+            v
+        };
+        assert_eq!(roots(ControlKind::Ack), vec![(1, 10), (2, 20), (1, 11)]);
+        assert_eq!(roots(ControlKind::Fail), vec![(1, 12)]);
+        assert_eq!(roots(ControlKind::Emit), vec![(1, 13)]);
+        // an ack without its `ackedtuple`, and a truncated root
+        assert!(ControlSet::read(bytes::Bytes::from_static(&[0x0a, 0x00])).is_err());
+        assert!(ControlSet::read(bytes::Bytes::from_static(&[0x0a, 0x02, 0x0a, 0x05])).is_err());
+    }
 
     fn raw(values: &[Value], key: i64, roots: Vec<RootId>) -> bytes::Bytes {
         let mut encoded = Vec::new();

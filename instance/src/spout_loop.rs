@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use crate::inbox::TryRecvError;
 use heron_api::{Emitter, MessageId, Spout, SpoutOutputCollector, TopologyContext};
-use heron_proto::system::HeronControlTupleSet;
+use heron_proto::tuple::ControlKind;
 
 use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
-use crate::inbound::InMsg;
+use crate::inbound::{ControlSet, InMsg};
 use crate::inbox::RecvTimeoutError;
 use crate::linger::{Linger, Waiting};
 use crate::refill::Refill;
@@ -255,24 +255,32 @@ impl SpoutTask<'_, '_> {
     }
 
     /// Acks and fails from the stream manager: each root of ours names an in-flight tuple.
-    fn control(&mut self, control: &HeronControlTupleSet) {
+    fn control(&mut self, control: &ControlSet) {
         let me = self.emitter.task_id();
         // one clock read for the whole set
         let now = Instant::now();
-        for ack in &control.acks {
-            for root in ack.roots.iter().filter(|r| r.taskid == me) {
-                if let Some((msg, latency)) = self.emitter.spout_acked_at(root.key, now) {
-                    self.shared.metrics.record_complete_latency(latency);
-                    self.spout.ack(msg);
-                }
+        let Self {
+            emitter,
+            spout,
+            shared,
+            ..
+        } = self;
+        control.for_each_root(ControlKind::Ack, |task, key| {
+            if task != me {
+                return;
             }
-        }
-        for fail in &control.fails {
-            for root in fail.roots.iter().filter(|r| r.taskid == me) {
-                if let Some(msg) = self.emitter.spout_failed(root.key) {
-                    self.spout.fail(msg);
-                }
+            if let Some((msg, latency)) = emitter.spout_acked_at(key, now) {
+                shared.metrics.record_complete_latency(latency);
+                spout.ack(msg);
             }
-        }
+        });
+        control.for_each_root(ControlKind::Fail, |task, key| {
+            if task != me {
+                return;
+            }
+            if let Some(msg) = emitter.spout_failed(key) {
+                spout.fail(msg);
+            }
+        });
     }
 }
