@@ -12,7 +12,7 @@ use bytes::{BufMut, BytesMut};
 use crate::keys::KeyBuildHasher;
 
 use super::data::{decode_root, put_roots, read_root, roots_len};
-use super::fields::{fields, key, put_varint, varint_len, wrong, Field, FIXED64, LEN};
+use super::fields::{fields, key, put_varint, read_varint, varint_len, wrong, Field, FIXED64, LEN};
 use super::set::put_control_set_frame;
 use super::set2::{put_control_set2, put_stream_message};
 use super::TupleError;
@@ -222,6 +222,13 @@ pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleErr
             roots: 0,
             first_root: (0, 0),
         };
+        if let Some((root, acked)) = one_root_ack(ack) {
+            entry.roots = 1;
+            entry.first_root = root;
+            entry.acked = acked;
+            out.push(entry);
+            continue;
+        }
         let mut acked = None;
         for af in fields(ack) {
             match af? {
@@ -241,6 +248,31 @@ pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleErr
         out.push(entry);
     }
     Ok(())
+}
+
+/// The root and `ackedtuple` of an `AckTuple` laid out as encoders write one with a single
+/// root (`roots` {`taskid`, `key`}, then `ackedtuple`, nothing else); `None` for any other
+/// layout, which [`read_acks`] then reads field by field.
+#[inline]
+fn one_root_ack(ack: &[u8]) -> Option<((i32, i64), i64)> {
+    let &[0x0a, n, 0x08, ..] = ack else {
+        return None;
+    };
+    let n = usize::from(n);
+    // a one-byte root length, a task varint, the key's tag and 8 bytes; then the ackedtuple
+    if !(11..0x80).contains(&n) || ack.len() != 2 + n + 9 {
+        return None;
+    }
+    let (root, tail) = ack[2..].split_at(n);
+    let mut task = &root[1..n - 9];
+    let t = read_varint(&mut task).ok()?;
+    if !task.is_empty() || root[n - 9] != 0x11 || tail[0] != 0x11 {
+        return None;
+    }
+    let key = i64::from_le_bytes(root[n - 8..].try_into().ok()?);
+    let acked = i64::from_le_bytes(tail[1..].try_into().ok()?);
+    // int32: the low 32 bits of the varint, as prost reads it
+    Some(((t as i32, key), acked))
 }
 
 /// Calls `f(taskid, key)` for every root of an `AckTuple` checked by [`read_acks`].

@@ -214,3 +214,54 @@ fn the_merge_table_hashes_a_held_entry_as_its_random_root_key() {
     let b = crate::keys::KeyBuildHasher::default();
     assert_eq!(b.hash_one((3u8, 7i32, -5i64)), -5i64 as u64);
 }
+
+#[test]
+fn one_root_acks_read_as_encoders_write_them_match_the_same_acks_in_any_field_order() {
+    for task in [0, 1, 127, 128, 300_000, -1, i32::MAX, i32::MIN] {
+        for (root, acked) in [(0i64, 0i64), (-1, 1), (i64::MIN, i64::MAX), (0x1234, -77)] {
+            let mut c = ControlTuples::default();
+            c.push(ControlKind::Emit, &[(task, root)], acked);
+            // the same AckTuple with its fields the other way round: read field by field
+            let canonical = ack(&[(task, root)], acked);
+            let reversed = {
+                let mut b = Vec::new();
+                b.push(0x11);
+                b.extend_from_slice(&acked.to_le_bytes());
+                let mut r = Vec::new();
+                RootId {
+                    taskid: task,
+                    key: root,
+                }
+                .encode(&mut r)
+                .unwrap();
+                b.push(0x0a);
+                b.push(r.len() as u8);
+                b.extend_from_slice(&r);
+                let mut set = vec![0x1a, b.len() as u8];
+                set.extend_from_slice(&b);
+                set
+            };
+            for bytes in [c.as_bytes().to_vec(), reversed] {
+                let mut entries = Vec::new();
+                read_acks(&bytes, &mut entries).unwrap();
+                assert_eq!(entries.len(), 1);
+                let e = &entries[0];
+                assert_eq!((e.kind, e.acked), (ControlKind::Emit, acked));
+                let mut roots = Vec::new();
+                e.for_each_root(&bytes, |t, k| roots.push((t, k)));
+                assert_eq!(roots, vec![(task, root)], "{task} {root}");
+                let decoded = HeronControlTupleSet::decode(&bytes[..]).unwrap();
+                assert_eq!(decoded.emits, vec![canonical.clone()]);
+            }
+            // cut anywhere, it is an error, never a wrong entry
+            let whole = c.as_bytes().to_vec();
+            for cut in 1..whole.len() {
+                let mut entries = Vec::new();
+                assert!(
+                    read_acks(&whole[..cut], &mut entries).is_err(),
+                    "cut at {cut}"
+                );
+            }
+        }
+    }
+}
