@@ -181,18 +181,31 @@ pub fn thread_policies(pid: i32) -> Vec<i64> {
     out
 }
 
+/// The texts of the finished counters files in `<working dir>/metrics`: one per instance,
+/// named by its id. Files being written (`.<id>.tmp`, which exists next to the old file until
+/// it is renamed over it) and `<id>.exceptions` are not counters files; reading them too would
+/// count an instance twice.
+pub fn counters_files(working_dir: &Path) -> Vec<String> {
+    std::fs::read_dir(working_dir.join("metrics"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && !name.ends_with(".exceptions")
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
+}
+
 /// Sums one counter over the instance counter files of the topology in `cluster`.
 pub fn counter_in(env: &TestEnv, cluster: &str, name: &str, key: &str) -> u64 {
     let Some(dir) = env.working_dir_in(cluster, name) else {
         return 0;
     };
     let mut sum = 0;
-    for e in std::fs::read_dir(dir.join("metrics"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+    for text in counters_files(&dir) {
         for line in text.lines() {
             let mut parts = line.split_whitespace();
             if parts.next() == Some(key) {
