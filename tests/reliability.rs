@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 use support::{
-    acked_ids, component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv,
+    acked_ids, arg_of, component_pids, fresh_example, role_pids, submit_with_out_dir, wait_for,
+    TestEnv,
 };
 
 const NAME: &str = "Ledger";
@@ -170,15 +171,6 @@ impl Run {
         );
         (failed, replayed, reemitted)
     }
-}
-
-/// The value after `flag` on the command line of `pid`.
-fn arg_of(pid: i32, flag: &str) -> Option<String> {
-    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-    args.windows(2)
-        .find(|w| w[0] == flag.as_bytes())
-        .map(|w| String::from_utf8_lossy(w[1]).to_string())
 }
 
 /// How often `needle` appears in the log of process `name` (`log-files/<name>.log`).

@@ -22,6 +22,7 @@ mod kill;
 pub mod layout;
 pub mod limits;
 mod modes;
+pub mod pinning;
 pub mod process;
 pub mod resources;
 mod restart;

@@ -28,6 +28,7 @@ pub fn check_supported(topology: &api::Topology) -> Result<(), SchedulerError> {
         reason,
     };
     crate::limits::PacketLimits::from_config(|k| config(topology, k)).map_err(refuse)?;
+    crate::pinning::CpuPinning::from_config(|k| config(topology, k)).map_err(refuse)?;
     if tls_enabled(topology)? && !auth_required(topology)? {
         return Err(refuse(format!(
             "{} needs authentication on: {}=false with TLS is not a mode heron-rs runs",

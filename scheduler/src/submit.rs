@@ -180,6 +180,12 @@ pub trait Launcher {
         shards: &[i32],
         working_dir: &Path,
     ) -> Result<Launch, SchedulerError>;
+
+    /// `true` if this launcher places the processes itself, on this machine, and so can pin
+    /// containers to CPUs ([`crate::pinning`]); others refuse a topology that asks for it.
+    fn pins_cpus(&self) -> bool {
+        false
+    }
 }
 
 /// The local scheduler: one detached executor per container on this machine
@@ -206,6 +212,10 @@ impl Launcher for LocalLauncher {
             location: None,
             description,
         })
+    }
+
+    fn pins_cpus(&self) -> bool {
+        true
     }
 }
 
@@ -245,6 +255,15 @@ pub fn submit_with(
         name: &topology.name,
         id: &topology.id,
     });
+    if crate::pinning::Placement::for_topology(&topology)?.pins() && !launcher.pins_cpus() {
+        return Err(SchedulerError::Unsupported {
+            name: topology.name.clone(),
+            reason: format!(
+                "{} is for the local scheduler; this one binds CPUs with its own settings",
+                crate::pinning::KEY
+            ),
+        });
+    }
     let plan = pack(&topology)?;
     let containers = plan.container_plans.len();
     let instances = plan
@@ -518,9 +537,10 @@ pub fn launch_executors(
     shards: &[i32],
     working_dir: &Path,
 ) -> Result<Vec<ExecutorProcess>, SchedulerError> {
+    let place = crate::pinning::Placement::for_topology(topology)?;
     let mut started: Vec<ExecutorProcess> = Vec::new();
     for &shard in shards {
-        match launch_executor(req, topology, shard, working_dir) {
+        match launch_executor(req, topology, shard, place.cpu_for(shard), working_dir) {
             Ok(pid) => started.push(ExecutorProcess { shard, pid }),
             Err(e) => {
                 let groups: Vec<i32> = started.iter().map(|e| e.pid).collect();
@@ -568,6 +588,7 @@ fn launch_executor(
     req: &SubmitRequest,
     topology: &api::Topology,
     shard: i32,
+    cpu: Option<usize>,
     working_dir: &Path,
 ) -> Result<i32, SchedulerError> {
     let name = format!("executor-{shard}");
@@ -592,6 +613,9 @@ fn launch_executor(
         .stderr(log2);
     if req.verbose && std::env::var_os("RUST_LOG").is_none() {
         cmd.env("RUST_LOG", "debug");
+    }
+    if let Some(cpu) = cpu {
+        crate::pinning::pin(&mut cmd, cpu);
     }
     let child = spawn_session_leader(&mut cmd).map_err(SchedulerError::io(format!(
         "starting {name} ({})",

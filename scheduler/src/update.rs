@@ -78,7 +78,11 @@ pub struct UpdateReport {
 /// Repacks a running topology; see the module docs.
 pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
     update_with(req, &mut |working_dir, old_plan, new_plan| {
-        launch_new_containers(&req.name, working_dir, old_plan, new_plan)
+        // new containers are pinned as the ones submit started ([`crate::pinning`])
+        let state = req.state_manager.open()?;
+        let topology = state.get_topology(&req.name)?.unwrap_or_default();
+        let place = crate::pinning::Placement::for_topology(&topology)?;
+        launch_new_containers(&req.name, working_dir, old_plan, new_plan, &place)
     })
 }
 
@@ -154,6 +158,7 @@ fn launch_new_containers(
     working_dir: &Path,
     old_plan: &PackingPlan,
     new_plan: &PackingPlan,
+    place: &crate::pinning::Placement,
 ) -> Result<Vec<ExecutorProcess>, SchedulerError> {
     let new_ids = added_containers(old_plan, new_plan);
     if new_ids.is_empty() {
@@ -172,7 +177,7 @@ fn launch_new_containers(
         })?;
     let mut added = Vec::new();
     for id in new_ids {
-        match launch_like(&template, id, working_dir) {
+        match launch_like(&template, id, place.cpu_for(id), working_dir) {
             Ok(pid) => added.push(ExecutorProcess { shard: id, pid }),
             Err(e) => {
                 stop_groups(
@@ -232,7 +237,12 @@ fn set_kv(config: &mut Config, key: &str, value: &str) {
 
 /// Starts an executor for `shard` with another executor's command line (`--shard` replaced),
 /// detached like the ones `submit` starts; writes its pid file.
-fn launch_like(template: &[String], shard: i32, working_dir: &Path) -> Result<i32, SchedulerError> {
+fn launch_like(
+    template: &[String],
+    shard: i32,
+    cpu: Option<usize>,
+    working_dir: &Path,
+) -> Result<i32, SchedulerError> {
     let mut args: Vec<String> = template[1..].to_vec();
     if let Some(i) = args.iter().position(|a| a == "--shard") {
         if let Some(v) = args.get_mut(i + 1) {
@@ -257,6 +267,9 @@ fn launch_like(template: &[String], shard: i32, working_dir: &Path) -> Result<i3
         .stdin(Stdio::null())
         .stdout(open()?)
         .stderr(open()?);
+    if let Some(cpu) = cpu {
+        crate::pinning::pin(&mut cmd, cpu);
+    }
     let child = spawn_session_leader(&mut cmd).map_err(SchedulerError::io(format!(
         "starting {name} ({})",
         template[0]

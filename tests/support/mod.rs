@@ -155,6 +155,15 @@ pub fn heron_python() -> PathBuf {
     python
 }
 
+/// The value after `flag` on the command line of `pid`.
+pub fn arg_of(pid: i32, flag: &str) -> Option<String> {
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+    args.windows(2)
+        .find(|w| w[0] == flag.as_bytes())
+        .map(|w| String::from_utf8_lossy(w[1]).to_string())
+}
+
 /// Pids of this env's processes running `heron-role <role>`.
 pub fn role_pids(env: &TestEnv, role: &str) -> Vec<i32> {
     heron_testkit::process::role_pids(env.home(), role)
