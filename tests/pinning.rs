@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 use support::{
-    acked_ids, arg_of, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv,
+    acked_ids, arg_of, assert_ok, fresh_example, role_pids, submit_with_out_dir, wait_for, TestEnv,
 };
 
 const NAME: &str = "Ledger";
@@ -139,4 +139,53 @@ fn a_pinning_heron_rs_does_not_have_is_refused() {
     );
     // nothing started
     assert!(role_pids(&env, "executor").is_empty());
+}
+
+/// The cluster's config (`--config-property`, or `~/.heron/conf/<cluster>/*.yaml`) pins a
+/// topology whose own config does not say; the topology's config wins where it does.
+#[test]
+fn the_cluster_config_pins_unless_the_topology_says_otherwise() {
+    let env = TestEnv::new();
+    let ours = cpus_of(std::process::id() as i32);
+    for topology_says in [None, Some("none")] {
+        let out = env.home().join("ledger");
+        std::fs::create_dir_all(&out).unwrap();
+        let mut args = vec![
+            fresh_example("ledger").to_str().unwrap().to_string(),
+            "--out-dir".to_string(),
+            out.to_str().unwrap().to_string(),
+            "--ids".to_string(),
+            "100".to_string(),
+            "--containers".to_string(),
+            "1".to_string(),
+        ];
+        if let Some(v) = topology_says {
+            args.extend([
+                "--config".to_string(),
+                format!("heron-rs.local.cpu.pinning={v}"),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let submitted = env.heron_in(
+            "submit",
+            "local",
+            &["--config-property=heron-rs.local.cpu.pinning=core".to_string()],
+            &args,
+        );
+        assert_ok(&submitted, "heron submit with the cluster's pinning");
+        let stmgr = wait_for(Duration::from_secs(60), "the stream manager", || {
+            role_pids(&env, "stmgr").first().copied()
+        });
+        let cpus = cpus_of(stmgr);
+        match topology_says {
+            None => assert!(cpus.parse::<usize>().is_ok(), "pinned, not on {cpus:?}"),
+            Some(_) => assert_eq!(cpus, ours, "the topology's own config wins"),
+        }
+        assert_ok(&env.heron_in("kill", "local", &[], &[NAME]), "heron kill");
+        wait_for(
+            Duration::from_secs(30),
+            "the stream manager to stop",
+            || role_pids(&env, "stmgr").is_empty().then_some(()),
+        );
+    }
 }

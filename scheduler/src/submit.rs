@@ -41,6 +41,10 @@ pub struct SubmitRequest {
     /// listens beyond this machine unless asked (`heron-rs.host` in the cluster config).
     /// Instance servers and checkpoint managers always stay on loopback.
     pub host: String,
+    /// Topology config from the cluster's config, for keys the topology's own config does
+    /// not set (`heron-rs.local.cpu.pinning`, [`crate::pinning`]); written into the submitted
+    /// topology's config.
+    pub topology_defaults: Vec<(String, String)>,
 }
 
 impl SubmitRequest {
@@ -58,6 +62,7 @@ impl SubmitRequest {
             verbose: false,
             resources: None,
             host: "127.0.0.1".to_string(),
+            topology_defaults: Vec::new(),
         }
     }
 }
@@ -248,6 +253,14 @@ pub fn submit_with(
     let state = &*state;
     progress(SubmitEvent::Defining { binary: &binary });
     let mut topology = define_topology(&binary, &req.user_args)?;
+    for (key, value) in &req.topology_defaults {
+        if heron_proto::config_value(&topology, key).is_none() {
+            let config = topology
+                .topology_config
+                .get_or_insert_with(Default::default);
+            crate::update::set_kv(config, key, value);
+        }
+    }
     crate::modes::check_supported(&topology)?;
     ensure_not_running(state, &req.cluster, &topology.name)?;
     topology.id = new_topology_id(&topology.name);

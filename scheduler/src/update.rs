@@ -219,7 +219,8 @@ fn with_parallelism(
     t
 }
 
-fn set_kv(config: &mut Config, key: &str, value: &str) {
+/// Sets `key` to the string `value` in `config` (replacing an earlier value).
+pub(crate) fn set_kv(config: &mut Config, key: &str, value: &str) {
     match config.kvs.iter_mut().find(|kv| kv.key == key) {
         Some(kv) => {
             kv.value = Some(value.to_string());

@@ -28,6 +28,11 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<()> {
     req.environ = r.target.environ;
     req.verbose = args.common.verbose;
     req.state_manager = r.state_manager;
+    // the cluster's CPU pinning, unless the topology's config sets its own
+    if let Some(v) = r.config.values.get(heron_scheduler::pinning::KEY) {
+        req.topology_defaults
+            .push((heron_scheduler::pinning::KEY.to_string(), v.clone()));
+    }
     req.host = match (
         scheduler,
         r.config.values.contains_key(crate::cluster::KEY_HOST),

@@ -257,3 +257,36 @@ fn write_state_rolls_back_what_it_wrote() {
         "a refused write deletes nothing"
     );
 }
+
+/// A launcher that places processes elsewhere (as Slurm and Kubernetes do).
+struct Elsewhere;
+
+impl Launcher for Elsewhere {
+    fn launch(
+        &self,
+        _req: &SubmitRequest,
+        _topology: &heron_proto::api::Topology,
+        _plan: &heron_proto::system::PackingPlan,
+        _shards: &[i32],
+        _working_dir: &std::path::Path,
+    ) -> Result<Launch, SchedulerError> {
+        panic!("a topology asking for CPU pinning must not be launched here")
+    }
+}
+
+#[test]
+fn cpu_pinning_is_refused_where_the_scheduler_cannot_pin_and_for_unknown_values() {
+    let world = FakeWorld::new("Pin", TWO_CHILDREN);
+    let mut req = world.request();
+    req.topology_defaults = vec![(crate::pinning::KEY.into(), "core".into())];
+    let err = submit_with(&req, &Elsewhere, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(crate::pinning::KEY), "{err}");
+    assert!(err.contains("local scheduler"), "{err}");
+    req.topology_defaults = vec![(crate::pinning::KEY.into(), "socket".into())];
+    let err = submit(&req).unwrap_err().to_string();
+    assert!(err.contains("\"socket\""), "{err}");
+    let state = heron_statemgr::LocalFsStateManager::new(&world.state_root);
+    assert!(state.list(StateDir::Topologies).unwrap().is_empty());
+}
