@@ -36,7 +36,7 @@ pub const SEND_BUFFER: usize = 128 * 1024;
 /// Receive buffer size asked for on both ends of a data connection: smaller than the send
 /// buffer, because what a receive queue holds is invisible to the sender's back pressure,
 /// while its sender's send queue is counted. 64 KiB instead of 128 KiB cut the flat-out p50 by
-/// a sixth at the same throughput (`docs/cost.md`, "Back pressure counts the kernel's send
+/// a sixth at the same throughput (`docs/cost-log.md`, "Back pressure counts the kernel's send
 /// queue"). Not smaller: the kernel doubles it, and a window below one loopback segment
 /// (64 KiB) stalls the sender on its persist timer (16 KiB collapsed a word count to 1 % of
 /// its throughput).

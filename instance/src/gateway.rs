@@ -76,7 +76,7 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
 /// word count lost 3 % (9.82 → 9.64 M words/s), idle while its stream managers waited for the
 /// bolts' windows. The 256 KiB of the in-queue that it replaces restores the throughput (1.035 ×
 /// the build with the queue) and holds the flat-out p99 under that build's (35 against 39 ms;
-/// `docs/cost.md`, "The executor reads its own socket").
+/// `docs/cost-log.md`, "The executor reads its own socket").
 const RECV_BUFFER: usize = crate::QUEUE_BYTES;
 
 /// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.

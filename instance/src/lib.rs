@@ -108,13 +108,13 @@ impl Default for RunOptions {
 /// spout and the slowest bolt is full, so what the queues hold is the topology's queueing
 /// latency. 16 batches of up to 128 KiB (the budget before) let the
 /// queues of a flat-out word count hold about a second of words between them; 256 KiB is
-/// about 10 ms of a word count task's input (`docs/cost.md`).
+/// about 10 ms of a word count task's input (`docs/cost-log.md`).
 pub const QUEUE_BYTES: usize = 256 << 10;
 
 /// A spout's out-queue budget and socket send buffer. A spout's tuples are the roots of all
 /// the work downstream (a sentence becomes eight words in a word count), and it writes few
 /// bytes per second: the 256 KiB of a bolt's queue and socket held about 10 ms each of one
-/// spout's sentences, and 30 ms of end-to-end latency flat out (`docs/cost.md`). 32 KiB is
+/// spout's sentences, and 30 ms of end-to-end latency flat out (`docs/cost-log.md`). 32 KiB is
 /// one flush.
 pub const SPOUT_BUFFER_BYTES: usize = 32 << 10;
 

@@ -26,7 +26,7 @@ use heron_flow::DrainRate;
 /// (the plan's topology config overrides them). Heron's are 100 / 50 MB, sized for a JVM
 /// daemon with a gigabyte of heap. A backlog costs memory and, at saturation, latency: every
 /// queue between the spouts and the slowest bolt is full then. 1 MB / 512 KB is about 10 ms
-/// of word-count traffic on one connection; measured flat out (`docs/cost.md`), 2 / 1 MB
+/// of word-count traffic on one connection; measured flat out (`docs/cost-log.md`), 2 / 1 MB
 /// together with larger queues elsewhere held about a second of words.
 pub(crate) const DEFAULT_HIGH_WATERMARK: usize = 1 << 20;
 /// See [`DEFAULT_HIGH_WATERMARK`].

@@ -4,7 +4,7 @@
 //! A stream manager's backlog on a connection is what it has queued and not yet handed to the
 //! socket. Once the reader falls behind, the kernel's send queue fills first (up to twice the
 //! send buffer, 256 KiB here), and only then does the user-space backlog grow: measured flat
-//! out (`docs/cost.md`), about half of the sentences queued between a spout and a split sat
+//! out (`docs/cost-log.md`), about half of the sentences queued between a spout and a split sat
 //! in the socket pair, where back pressure did not see them. Adding the kernel's share
 //! makes a connection's watermark bound everything the stream manager has sent and the reader
 //! has not yet been able to take.

@@ -4,7 +4,7 @@
 //! byte of another. In a word count a sentence fans out into eight words, so the connection
 //! to a split drains a third as many bytes per second as the one to a count: the same
 //! megabyte of backlog is 45 ms of sentences and 15 ms of words, and at saturation every
-//! backlog sits at its watermark. Measured flat out (`docs/cost.md`), byte watermarks of 1 MB
+//! backlog sits at its watermark. Measured flat out (`docs/cost-log.md`), byte watermarks of 1 MB
 //! held 80 ms (p50) of words between the spouts and the counts.
 //!
 //! So each connection's thresholds follow its drain rate: the high watermark is what it writes
