@@ -167,7 +167,7 @@ pub fn restart(settings: &Kubernetes, req: &RestartRequest) -> Result<Vec<i32>, 
 /// count (Heron's scale).
 pub fn update(settings: &Kubernetes, req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
     let name = object_name(&req.name).map_err(cluster_error)?;
-    heron_scheduler::update_with(req, &mut |_, old, new| {
+    heron_scheduler::update_with(req, &mut |_, _, old, new| {
         if new.container_plans.len() != old.container_plans.len() {
             api::scale(settings, &name, new.container_plans.len()).map_err(cluster_error)?;
         }

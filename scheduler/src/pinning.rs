@@ -99,11 +99,6 @@ impl Placement {
     pub fn cpu_for(&self, shard: i32) -> Option<usize> {
         self.pinning.cpu_for(shard, &self.cpus)
     }
-
-    /// Whether containers are pinned at all.
-    pub fn pins(&self) -> bool {
-        self.pinning != CpuPinning::None
-    }
 }
 
 /// The CPUs this process may run on, in order.

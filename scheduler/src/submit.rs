@@ -268,7 +268,9 @@ pub fn submit_with(
         name: &topology.name,
         id: &topology.id,
     });
-    if crate::pinning::Placement::for_topology(&topology)?.pins() && !launcher.pins_cpus() {
+    let pinning =
+        crate::pinning::CpuPinning::from_config(|k| heron_proto::config_value(&topology, k));
+    if pinning.is_ok_and(|p| p != crate::pinning::CpuPinning::None) && !launcher.pins_cpus() {
         return Err(SchedulerError::Unsupported {
             name: topology.name.clone(),
             reason: format!(

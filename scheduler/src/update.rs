@@ -77,18 +77,22 @@ pub struct UpdateReport {
 
 /// Repacks a running topology; see the module docs.
 pub fn update(req: &UpdateRequest) -> Result<UpdateReport, SchedulerError> {
-    update_with(req, &mut |working_dir, old_plan, new_plan| {
+    update_with(req, &mut |working_dir, topology, old_plan, new_plan| {
         // new containers are pinned as the ones submit started ([`crate::pinning`])
-        let state = req.state_manager.open()?;
-        let topology = state.get_topology(&req.name)?.unwrap_or_default();
-        let place = crate::pinning::Placement::for_topology(&topology)?;
+        let place = crate::pinning::Placement::for_topology(topology)?;
         launch_new_containers(&req.name, working_dir, old_plan, new_plan, &place)
     })
 }
 
-/// Starts the containers a new packing plan adds: called with the working directory, the old
-/// plan and the new one; the executors it started (if this process started any).
-pub type GrowContainers<'a> = dyn FnMut(&Path, &PackingPlan, &PackingPlan) -> Result<Vec<ExecutorProcess>, SchedulerError>
+/// Starts the containers a new packing plan adds: called with the working directory, the
+/// updated topology, the old plan and the new one; the executors it started (if this process
+/// started any).
+pub type GrowContainers<'a> = dyn FnMut(
+        &Path,
+        &Topology,
+        &PackingPlan,
+        &PackingPlan,
+    ) -> Result<Vec<ExecutorProcess>, SchedulerError>
     + 'a;
 
 /// [`update`] with the containers the new plan adds started by `grow` (called with the
@@ -133,7 +137,7 @@ pub fn update_with(
     state.set(StateDir::Topologies, name, &updated.encode_to_vec())?;
     state.set(StateDir::PackingPlans, name, &new_plan.encode_to_vec())?;
     tracing::info!("wrote the new packing plan of {name}");
-    let added = grow(&working_dir, &old_plan, &new_plan)?;
+    let added = grow(&working_dir, &updated, &old_plan, &new_plan)?;
     Ok(UpdateReport {
         old_plan,
         new_plan,

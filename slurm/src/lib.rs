@@ -340,7 +340,7 @@ pub fn restart(req: &RestartRequest) -> Result<Vec<Restarted>, SchedulerError> {
 /// `heron update` on Slurm: see the crate docs.
 pub fn update(req: &UpdateRequest, slurm: &Slurm) -> Result<UpdateReport, SchedulerError> {
     let name = req.name.clone();
-    heron_scheduler::update_with(req, &mut |wd, old, new| {
+    heron_scheduler::update_with(req, &mut |wd, _, old, new| {
         let old_ids: Vec<i32> = old.container_plans.iter().map(|c| c.id).collect();
         if new.container_plans.iter().all(|c| old_ids.contains(&c.id)) {
             return Ok(Vec::new());
