@@ -15,7 +15,7 @@
 //! once per round, so a connection gets one write per round whatever the number of batches.
 
 use crate::acking::{AckCounters, Acking};
-use crate::backpressure::plan::{PressurePlan, BACKLOG_POLL};
+use crate::backpressure::plan::PressurePlan;
 use crate::backpressure::BackPressure;
 use crate::config::{MESH_WAIT, PACKET_OVERHEAD};
 use crate::conns::{Conns, Role};
@@ -526,7 +526,10 @@ impl Core {
 
     /// When [`Core::on_timer`] and [`Core::end_round`] must run next at the latest.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let poll = self.bp.polling().then(|| self.now + BACKLOG_POLL);
+        let poll = self
+            .bp
+            .polling()
+            .then(|| self.now + self.bp.poll_interval());
         self.mesh
             .deadline()
             .into_iter()

@@ -13,9 +13,6 @@ use heron_proto::system::PhysicalPlan;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-/// How often slow connections are sampled again while nothing else happens.
-pub(crate) const BACKLOG_POLL: Duration = Duration::from_millis(10);
-
 const HIGH_KEY: &str = "heron.streammgr.network.backpressure.highwatermark.mb";
 const LOW_KEY: &str = "heron.streammgr.network.backpressure.lowwatermark.mb";
 /// Our topology config key for the drain time of watermarks in time, in milliseconds

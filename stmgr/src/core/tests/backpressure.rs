@@ -53,8 +53,9 @@ fn a_slow_local_bolt_stops_local_spouts_and_tells_the_peers() {
     assert!(
         h.core
             .next_deadline()
-            .is_some_and(|d| d <= h.now + BACKLOG_POLL),
-        "slow connections are sampled again soon"
+            .is_some_and(|d| d <= h.now + crate::backpressure::MIN_BACKLOG_POLL),
+        "slow connections are sampled again within the millisecond their backlog takes to \
+         drain through the band between the watermarks"
     );
     h.core.on_backlog(BOLT, high / 2 - 1);
     let out = h.round(true);
