@@ -49,6 +49,12 @@ struct ReadState {
     /// What came with the registration, handed out first.
     initial: Option<InBatch>,
     closed: bool,
+    /// The last read found the socket empty, and no wait has seen it readable since: the
+    /// next wait need not read first (that read would only return `EAGAIN`: the executor
+    /// takes its input with [`Inbox::try_recv`] until it is empty, then waits).
+    drained: bool,
+    /// `recv` calls made (for tests).
+    reads: u64,
     executes: StreamCounter,
 }
 
@@ -87,6 +93,8 @@ impl Inbox {
                 codec: HeronCodec::new(max_packet_size),
                 initial: (!initial.is_empty()).then_some(initial),
                 closed: false,
+                drained: false,
+                reads: 0,
                 executes,
             }),
             woken,
@@ -132,20 +140,23 @@ impl Inbox {
         woken: impl Fn() -> bool,
     ) -> Result<InBatch, RecvTimeoutError> {
         loop {
-            match self.try_recv() {
-                Ok(b) => return Ok(b),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {
-                    if woken() || deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Err(RecvTimeoutError::Timeout);
-                    }
-                    self.wait(deadline);
+            let drained = self.state.borrow().drained;
+            if !drained {
+                match self.try_recv() {
+                    Ok(b) => return Ok(b),
+                    Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                    Err(TryRecvError::Empty) => {}
                 }
             }
+            if woken() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            self.wait(deadline);
         }
     }
 
-    /// Sleeps until the socket is readable, a waker wakes us, or `deadline`.
+    /// Sleeps until the socket is readable, a waker wakes us, or `deadline`; a socket that
+    /// may be readable after it is read again by the next wait.
     fn wait(&self, deadline: Option<Instant>) {
         let sock = self.state.borrow().stream.as_raw_fd();
         let mut fds = [
@@ -173,6 +184,11 @@ impl Inbox {
         // SAFETY: `fds` is a valid array of two pollfds and `ts_ptr` is null or points to a
         // timespec that outlives the call; no signal mask is passed.
         let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, ts_ptr, std::ptr::null()) };
+        // a timeout or a wake-up alone leaves the socket as empty as it was
+        let socket_quiet = rc == 0 || (rc > 0 && fds[0].revents == 0);
+        if !socket_quiet {
+            self.state.borrow_mut().drained = false;
+        }
         if rc > 0 && fds[1].revents != 0 {
             let mut sink = [0u8; 64];
             while matches!((&self.woken).read(&mut sink), Ok(n) if n > 0) {}
@@ -188,6 +204,7 @@ impl ReadState {
         if self.closed {
             return Err(TryRecvError::Disconnected);
         }
+        self.drained = false;
         loop {
             let mut batch = InBatch::new();
             if let Err(e) = self.decode_buffered(&mut batch) {
@@ -198,6 +215,7 @@ impl ReadState {
                 return Ok(batch);
             }
             let fd = self.stream.as_raw_fd();
+            self.reads += 1;
             // SAFETY: `scratch` is an initialised buffer of `scratch.len()` bytes that the
             // kernel may write into; `fd` is our open socket.
             let n = unsafe {
@@ -217,7 +235,10 @@ impl ReadState {
                 _ => {
                     let e = std::io::Error::last_os_error();
                     match e.kind() {
-                        ErrorKind::WouldBlock => return Err(TryRecvError::Empty),
+                        ErrorKind::WouldBlock => {
+                            self.drained = true;
+                            return Err(TryRecvError::Empty);
+                        }
                         ErrorKind::Interrupted => {}
                         _ => {
                             tracing::warn!(error = %e, "reading from the stream manager failed");
@@ -338,6 +359,40 @@ mod tests {
         let (inbox, peer) = pair(InBatch::new());
         drop(peer);
         assert_eq!(inbox.recv().unwrap_err(), RecvError);
+    }
+
+    #[test]
+    fn a_wait_after_an_empty_read_does_not_read_again_before_it_sleeps() {
+        let (inbox, mut peer) = pair(InBatch::new());
+        let reads = || inbox.state.borrow().reads;
+        assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
+        assert_eq!(reads(), 1);
+        // nothing comes: the wait times out without a read
+        assert_eq!(
+            inbox.recv_timeout(Duration::from_millis(5)).unwrap_err(),
+            RecvTimeoutError::Timeout
+        );
+        assert_eq!(reads(), 1, "the wait only slept");
+        // a wake-up alone does not make the socket worth reading either
+        inbox.unparker().unpark();
+        assert_eq!(
+            inbox.recv_timeout(Duration::from_millis(5)).unwrap_err(),
+            RecvTimeoutError::Timeout
+        );
+        assert_eq!(reads(), 1);
+        // data that comes during a wait is read once, then the socket is read until empty
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            peer.write_all(&plan_frame()).unwrap();
+            peer
+        });
+        assert_eq!(plans(&inbox.recv_timeout(LONG).unwrap()), 1);
+        assert_eq!(reads(), 2, "one read after the socket became readable");
+        // data already waiting when the executor asks is found by the wait's poll
+        let mut peer = writer.join().unwrap();
+        assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
+        peer.write_all(&plan_frame()).unwrap();
+        assert_eq!(plans(&inbox.recv_timeout(LONG).unwrap()), 1);
     }
 
     #[test]
