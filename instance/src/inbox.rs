@@ -155,8 +155,8 @@ impl Inbox {
         }
     }
 
-    /// Sleeps until the socket is readable, a waker wakes us, or `deadline`; a socket that
-    /// may be readable after it is read again by the next wait.
+    /// Sleeps until the socket is readable, a waker wakes us, or `deadline`. Unless the poll
+    /// found the socket quiet (a timeout, or a wake-up alone), the next wait reads it first.
     fn wait(&self, deadline: Option<Instant>) {
         let sock = self.state.borrow().stream.as_raw_fd();
         let mut fds = [
