@@ -139,19 +139,25 @@ impl Inbox {
         deadline: Option<Instant>,
         woken: impl Fn() -> bool,
     ) -> Result<InBatch, RecvTimeoutError> {
+        // Every call reads the socket or polls it, so input cannot wait unseen across calls
+        // that return at once (a caller whose `woken()` stays true).
+        let mut waited = false;
         loop {
+            let stop = woken() || deadline.is_some_and(|d| Instant::now() >= d);
             let drained = self.state.borrow().drained;
-            if !drained {
+            // skipped only before a wait, or right after a wait that found the socket quiet
+            if !drained || (stop && !waited) {
                 match self.try_recv() {
                     Ok(b) => return Ok(b),
                     Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                     Err(TryRecvError::Empty) => {}
                 }
             }
-            if woken() || deadline.is_some_and(|d| Instant::now() >= d) {
+            if stop {
                 return Err(RecvTimeoutError::Timeout);
             }
             self.wait(deadline);
+            waited = true;
         }
     }
 
@@ -393,6 +399,13 @@ mod tests {
         assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
         peer.write_all(&plan_frame()).unwrap();
         assert_eq!(plans(&inbox.recv_timeout(LONG).unwrap()), 1);
+        // a caller that is woken already does not wait, so it reads: input that came since
+        // its last empty read is not left behind (a bolt whose async output stays pending)
+        assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
+        peer.write_all(&plan_frame()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let got = inbox.recv_deadline_or(Instant::now() + LONG, || true);
+        assert_eq!(plans(&got.expect("the input, not a timeout")), 1);
     }
 
     #[test]
