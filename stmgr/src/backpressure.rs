@@ -176,7 +176,7 @@ impl BackPressure {
     /// A slow connection's backlog is mostly in the kernel's send queue, which drains with
     /// no event for the stream manager. Sampled less often than it drains through the band,
     /// it runs dry before the spouts resume, and the CPUs idle: measured flat out with a
-    /// 10 ms poll, 13 % idle and 0.87 × the throughput of a 1 ms poll (`docs/cost-log.md`).
+    /// 10 ms poll, 13 % idle and 0.88 × the throughput of a 1 ms poll (`docs/cost-log.md`).
     pub fn poll_interval(&self) -> Duration {
         self.drain_time
             .mul_f64(1.0 - drain::LOW_FRACTION)
