@@ -45,8 +45,9 @@ struct OutStream {
     /// The encoded `stream` field of this stream's data sets.
     stream_field: Vec<u8>,
     custom: Vec<Box<dyn CustomStreamGrouping>>,
-    /// The task of each tuple, when the stream's one consumer groups it by fields.
-    fields_route: Option<dest_sets::FieldsRoute>,
+    /// The task of each tuple, when the stream's one consumer groups it by fields or
+    /// shuffles it.
+    route: Option<dest_sets::Route>,
     /// Spout trees rooted on this stream: acks, fails, complete latencies.
     tally: StreamTally,
 }
@@ -139,7 +140,7 @@ impl KeyRng {
 /// streams); misuse panics with a message naming the component and stream, as Storm's
 /// exceptions do. Output is a list of `HeronTupleSet`s: one per run of same-stream data
 /// tuples (bounded in size; without acking, on a direct stream or one whose one consumer
-/// groups it by fields, one per destination task of the run, naming that task so the stream
+/// groups it by fields or shuffles it, one per destination task of the run, naming that task so the stream
 /// manager forwards the set whole), then one with the acks and fails.
 ///
 /// ```
@@ -197,7 +198,7 @@ impl Emitter {
                 stream_field: heron_proto::tuple::stream_field(&d.id, component),
                 decl: d.clone(),
                 custom: Vec::new(),
-                fields_route: None,
+                route: None,
                 tally: StreamTally::default(),
             })
             .collect();
@@ -241,10 +242,18 @@ impl Emitter {
         for out in &mut emitter.streams {
             let mut targets = ctx.stream_targets(component, &out.decl.id);
             if let (Some(only), None) = (targets.next(), targets.next()) {
-                if let GroupingKind::Fields(by) = &only.grouping {
-                    let tasks = ctx.component_tasks(&only.consumer);
-                    out.fields_route = dest_sets::FieldsRoute::new(&out.decl.fields, by, tasks);
-                }
+                let tasks = ctx.component_tasks(&only.consumer);
+                out.route = match &only.grouping {
+                    GroupingKind::Fields(by) => {
+                        dest_sets::FieldsRoute::new(&out.decl.fields, by, tasks)
+                            .map(dest_sets::Route::Fields)
+                    }
+                    GroupingKind::Shuffle | GroupingKind::None => {
+                        let start = emitter.rng.next_nonzero().unsigned_abs();
+                        dest_sets::ShuffleRoute::new(tasks, start).map(dest_sets::Route::Shuffle)
+                    }
+                    _ => None,
+                };
             }
         }
         for (consumer, stream, mut grouping) in topology.custom_groupings_from(component) {
@@ -262,7 +271,7 @@ impl Emitter {
         let i = self.stream_index(stream);
         self.streams[i].custom.push(grouping);
         // the stream manager adds the grouping's tasks to each tuple's own route
-        self.streams[i].fields_route = None;
+        self.streams[i].route = None;
     }
 
     /// The task id.
@@ -374,7 +383,7 @@ impl Emitter {
         let addressed = match dest {
             _ if acking && !bolt => None,
             Dest::Direct(task) => Some(task),
-            Dest::Grouped => out.fields_route.as_mut().map(|r| r.task(values)),
+            Dest::Grouped => out.route.as_mut().map(|r| r.task(values)),
             Dest::Pinned(_) => None,
         };
         let key = match addressed {

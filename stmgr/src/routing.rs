@@ -184,9 +184,10 @@ impl Router {
 
     /// The slot of `task` when a set its sender addressed to `task` goes there and nowhere
     /// else: the stream's one consumer has that task and reads the stream direct (or by a
-    /// custom grouping; the emitter chose the task either way) or by fields (the emitter
-    /// computed the hash this router would, [`heron_proto::grouping`]). `None` otherwise (the
-    /// set is routed tuple by tuple).
+    /// custom grouping; the emitter chose the task either way), by fields (the emitter
+    /// computed the hash this router would, [`heron_proto::grouping`]) or by shuffle (the
+    /// emitter kept a round robin of its own). `None` otherwise (the set is routed tuple by
+    /// tuple).
     pub fn sole_addressed_slot(&self, stream: u32, task: i32) -> Option<u32> {
         match &self.routes[stream as usize].groupings[..] {
             [Grouping::Direct { tasks, slots }] => {
@@ -196,6 +197,11 @@ impl Router {
                 let slot = self.slot_of(task)?;
                 slots.binary_search(&slot).is_ok().then_some(slot)
             }
+            // a round robin of the emitter's own; any task of the consumer, as for a pinned
+            // tuple (local-or-shuffle included)
+            [Grouping::Shuffle {
+                tasks, task_slots, ..
+            }] => tasks.binary_search(&task).ok().map(|i| task_slots[i]),
             _ => None,
         }
     }

@@ -4,7 +4,7 @@
 //! it without reading each tuple's destination and routing it.
 //!
 //! The emitter knows the task of a tuple on a direct stream, and of a tuple on a stream whose
-//! one consumer groups it by fields ([`FieldsRoute`]). In `ATLEAST_ONCE` it addresses only a
+//! one consumer groups it by fields or shuffles it ([`Route`]). In `ATLEAST_ONCE` it addresses only a
 //! bolt's tuples, keys them itself and marks the sets keyed
 //! ([`KEYED_FIELD`](heron_proto::tuple::KEYED_FIELD)). It keeps one
 //! stream's tuples here at a time and closes every set when the stream changes, or when an
@@ -17,6 +17,60 @@ use heron_proto::tuple::put_data_set_frame_to;
 
 use super::{DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES};
 use crate::{Fields, Value};
+
+/// The task a stream's one consumer gets each tuple at, chosen in the emitter so that the
+/// stream managers forward its sets whole.
+pub(super) enum Route {
+    /// FIELDS: the stream managers' hash.
+    Fields(FieldsRoute),
+    /// SHUFFLE or NONE: a round robin of the emitter's own.
+    Shuffle(ShuffleRoute),
+}
+
+impl Route {
+    /// The task of a tuple with `values`.
+    #[inline]
+    pub fn task(&mut self, values: &[Value]) -> i32 {
+        match self {
+            Route::Fields(r) => r.task(values),
+            Route::Shuffle(r) => r.task(),
+        }
+    }
+}
+
+/// SHUFFLE (and NONE) chosen by the emitter: a round robin over the consumer's tasks from a
+/// given start, one tuple each, as a stream manager's shuffle grouping chooses them for the
+/// tuples it routes one by one (each emitting task keeps its own round).
+pub(super) struct ShuffleRoute {
+    /// The consumer's tasks, ascending.
+    tasks: Vec<i32>,
+    /// The index of the next tuple's task.
+    next: usize,
+}
+
+impl ShuffleRoute {
+    /// A round robin over `tasks` starting at the index `start % tasks.len()`; `None` when
+    /// there are no tasks.
+    pub fn new(tasks: &[i32], start: u64) -> Option<ShuffleRoute> {
+        let mut tasks = tasks.to_vec();
+        tasks.sort_unstable();
+        tasks.dedup();
+        let n = u64::try_from(tasks.len()).ok().filter(|&n| n > 0)?;
+        let next = usize::try_from(start % n).ok()?;
+        Some(ShuffleRoute { tasks, next })
+    }
+
+    /// The next tuple's task.
+    #[inline]
+    pub fn task(&mut self) -> i32 {
+        let task = self.tasks[self.next];
+        self.next += 1;
+        if self.next == self.tasks.len() {
+            self.next = 0;
+        }
+        task
+    }
+}
 
 /// The task a stream's one FIELDS consumer gets each tuple at, computed as the stream
 /// managers do ([`heron_proto::grouping`]): so that the emitter can address the tuple's set.
@@ -216,6 +270,17 @@ mod tests {
         push(&mut sets, &mut frames, 7, b"g");
         sets.close_all(&mut frames, &stream_field("s", "c"), 1);
         assert_eq!(sets_in(&mut frames), vec![(Some(7), v(&[b"g"]))]);
+    }
+
+    #[test]
+    fn a_shuffle_route_takes_every_task_in_turn_from_its_start() {
+        let mut r = ShuffleRoute::new(&[9, 4, 12, 4], 7).unwrap();
+        let got: Vec<i32> = (0..7).map(|_| r.task()).collect();
+        // tasks ascending and once each; 7 % 3 = 1: from the second
+        assert_eq!(got, [9, 12, 4, 9, 12, 4, 9]);
+        assert!(ShuffleRoute::new(&[], 3).is_none());
+        let mut one = ShuffleRoute::new(&[5], u64::MAX).unwrap();
+        assert_eq!((one.task(), one.task()), (5, 5));
     }
 
     #[test]

@@ -521,6 +521,70 @@ fn addressed_sets(e: &mut Emitter) -> Vec<(String, Option<i32>, usize)> {
 }
 
 #[test]
+fn a_streams_one_shuffle_consumer_gets_sets_addressed_in_turn_a_spouts_unaddressed_with_acking() {
+    let topology_with = |grouping: &str, mode: ReliabilityMode| {
+        let mut b = crate::TopologyBuilder::new();
+        b.set_spout("src", || Src, 1);
+        let mut sink = b.set_bolt("sink", || Sink, 2);
+        match grouping {
+            "shuffle" => sink.shuffle_grouping("src"),
+            "none" => sink.none_grouping("src"),
+            _ => sink.local_or_shuffle_grouping("src"),
+        };
+        let mut conf = crate::Config::new();
+        conf.set_reliability_mode(mode);
+        let topology = b.build("t", conf.clone()).unwrap();
+        let kind = match grouping {
+            "shuffle" => crate::GroupingKind::Shuffle,
+            "none" => crate::GroupingKind::None,
+            _ => crate::GroupingKind::LocalOrShuffle,
+        };
+        let ctx = TopologyContext::builder("t", "src", 1)
+            .component_tasks("sink", [3, 2])
+            .subscription("sink", "src", "default", kind)
+            .config(conf)
+            .build();
+        Emitter::for_task(&topology, &ctx)
+    };
+    let s = |n: &str| n.to_string();
+    for grouping in ["shuffle", "none"] {
+        let mut e = topology_with(grouping, ReliabilityMode::AtMostOnce);
+        for w in ["a", "b", "c", "d", "e"] {
+            SpoutOutputCollector::new(&mut e).emit(values![w]);
+        }
+        // one tuple to each task in turn, from a random start: 3 to one, 2 to the other,
+        // each set naming its task
+        let mut got = addressed_sets(&mut e);
+        got.sort();
+        assert!(
+            got == vec![(s("default"), Some(2), 3), (s("default"), Some(3), 2)]
+                || got == vec![(s("default"), Some(2), 2), (s("default"), Some(3), 3)],
+            "{grouping}: {got:?}"
+        );
+        // the round robin goes on across flushes: 10 more tuples, 5 each
+        for _ in 0..10 {
+            SpoutOutputCollector::new(&mut e).emit(values!["x"]);
+        }
+        let got: Vec<_> = addressed_sets(&mut e)
+            .into_iter()
+            .map(|(_, t, n)| (t, n))
+            .collect();
+        assert_eq!(got.iter().map(|(_, n)| n).sum::<usize>(), 10);
+        assert!(got.iter().all(|(t, n)| t.is_some() && *n == 5), "{got:?}");
+    }
+    // a spout's tuples with acking: its stream manager keys them, so they go unaddressed
+    let mut e = topology_with("shuffle", ReliabilityMode::AtLeastOnce);
+    for i in 0..4 {
+        SpoutOutputCollector::new(&mut e).emit_with_id(values!["a"], i);
+    }
+    assert_eq!(addressed_sets(&mut e), vec![(s("default"), None, 4)]);
+    // local-or-shuffle needs the containers: the stream manager chooses
+    let mut e = topology_with("local", ReliabilityMode::AtMostOnce);
+    SpoutOutputCollector::new(&mut e).emit(values!["a"]);
+    assert_eq!(addressed_sets(&mut e), vec![(s("default"), None, 1)]);
+}
+
+#[test]
 fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order_a_spouts_unaddressed_with_acking()
 {
     let mut e = emitter(ReliabilityMode::AtMostOnce);
@@ -612,8 +676,9 @@ fn with_acking_a_bolts_addressed_tuples_carry_keys_whose_emits_go_in_its_control
 #[test]
 fn a_pinned_emit_between_addressed_ones_keeps_its_place() {
     let mut e = emitter(ReliabilityMode::AtMostOnce);
-    e.streams[0].fields_route =
-        dest_sets::FieldsRoute::new(&Fields::new(["w", "n"]), &Fields::new(["w"]), &[3, 4]);
+    e.streams[0].route =
+        dest_sets::FieldsRoute::new(&Fields::new(["w", "n"]), &Fields::new(["w"]), &[3, 4])
+            .map(dest_sets::Route::Fields);
     e.emit_bolt("default", None, &[], &values!["a", 1]);
     e.emit_bolt_pinned("default", &[], &values!["b", 2], &[4]);
     e.emit_bolt("default", None, &[], &values!["a", 3]);

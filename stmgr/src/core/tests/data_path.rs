@@ -270,6 +270,34 @@ fn a_set_addressed_to_one_task_is_forwarded_whole_and_a_wrong_address_is_routed_
     assert_eq!(to_bolt(&out).len(), 2);
     assert!(to_peer(&out).is_empty());
 
+    // SHUFFLE: the emitter kept the round robin, so a set addressed to either task goes
+    // there whole (here tuples that name no task, as a shuffled emit does); an address that
+    // is no task of the consumer is ignored and the stream manager's own round robin
+    // spreads the tuples over both tasks
+    let mut h = H::meshed(api::Grouping::Shuffle);
+    let plain_set = |to: i32, words: &[&str]| {
+        let mut tuples = BytesMut::new();
+        for w in words {
+            let v = data_tuple(w).values[0].clone();
+            heron_proto::tuple::put_data_tuple(&mut tuples, &[], &[&v[..]], &[]);
+        }
+        let mut frames = BytesMut::new();
+        let stream = heron_proto::tuple::stream_field("default", "spout");
+        heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, to, false, &tuples, 1);
+        one_packet(&frames)
+    };
+    h.core
+        .on_packet(SPOUT, &plain_set(4, &["p", "q", "r"]), h.now);
+    h.core.on_packet(SPOUT, &plain_set(3, &["s"]), h.now);
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 1);
+    assert_eq!(to_peer(&out), vec![(4, 3)]);
+    h.core
+        .on_packet(SPOUT, &plain_set(99, &["t", "u", "v", "w"]), h.now);
+    let out = h.round(true);
+    assert_eq!(to_bolt(&out).len(), 2);
+    assert_eq!(to_peer(&out), vec![(4, 2)]);
+
     // a consumer that reads the stream otherwise ignores the address: ALL sends every
     // tuple to both tasks
     let mut h = H::meshed(api::Grouping::All);
