@@ -172,3 +172,39 @@ fn bad_arguments_exit_2_and_name_the_argument() {
     }
     assert_no_process_left(&env);
 }
+
+#[test]
+fn hop_cost_measures_every_mechanism_and_refuses_bad_arguments() {
+    let env = TestEnv::new();
+    let (code, stdout, stderr) = bench(
+        &env,
+        &[
+            "hop-cost",
+            "--size",
+            "512",
+            "--round-trips",
+            "300",
+            "--cpus",
+            "0,0",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout} {stderr}");
+    // one line per mechanism, each with a positive wall time per hop (the echoes were checked)
+    for m in ["tcp", "unix", "futex"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(m))
+            .unwrap_or_else(|| panic!("no {m} line: {stdout}"));
+        let us: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(us > 0.0, "{line}");
+    }
+    for args in [
+        vec!["hop-cost", "--cpus", "0"],
+        vec!["hop-cost", "--size", "x"],
+    ] {
+        let (code, _, stderr) = bench(&env, &args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(args[1]), "{args:?}: {stderr}");
+    }
+    assert_no_process_left(&env);
+}

@@ -17,7 +17,8 @@
 //! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
 //! `procs` (per-role RSS and CPU), `report` (JSON and summary), `children` (a peer's
 //! processes), `timely_peer`, `relay_peer`
-//! (`--peer relay`: the floor of our process layout).
+//! (`--peer relay`: the floor of our process layout), `hop_cost` (`bench hop-cost`: what one
+//! hop between two processes costs, over TCP, a Unix socket or shared memory).
 
 #[allow(dead_code)] // the examples' shared launcher; the bench uses its parts
 #[path = "../common/mod.rs"]
@@ -26,6 +27,7 @@ mod common;
 mod args;
 mod children;
 mod driver;
+mod hop_cost;
 mod procs;
 mod rate;
 mod record;
@@ -47,6 +49,8 @@ fn main() {
         }
         Some(relay_peer::NODE_COMMAND) => std::process::exit(relay_peer::node_main(&args[1..])),
         Some(relay_peer::RUN_COMMAND) => std::process::exit(relay_peer::run_main(&args[1..])),
+        Some(hop_cost::COMMAND) => std::process::exit(hop_cost::main(&args[1..])),
+        Some(hop_cost::PEER_COMMAND) => std::process::exit(hop_cost::peer_main(&args[1..])),
         _ => {}
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
