@@ -140,8 +140,8 @@ impl KeyRng {
 /// streams); misuse panics with a message naming the component and stream, as Storm's
 /// exceptions do. Output is a list of `HeronTupleSet`s: one per run of same-stream data
 /// tuples (bounded in size; without acking, on a direct stream or one whose one consumer
-/// groups it by fields or shuffles it, one per destination task of the run, naming that task so the stream
-/// manager forwards the set whole), then one with the acks and fails.
+/// groups it by fields or shuffles it, one per destination task of the run, naming that task
+/// so the stream manager forwards the set whole), then one with the acks and fails.
 ///
 /// ```
 /// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
