@@ -201,6 +201,8 @@ fn hop_cost_measures_every_mechanism_and_refuses_bad_arguments() {
     for args in [
         vec!["hop-cost", "--cpus", "0"],
         vec!["hop-cost", "--size", "x"],
+        // a CPU this machine does not have: refused before any peer starts
+        vec!["hop-cost", "--cpus", "0,100000"],
     ] {
         let (code, _, stderr) = bench(&env, &args);
         assert_eq!(code, 2, "{args:?}: {stderr}");

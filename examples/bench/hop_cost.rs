@@ -65,6 +65,11 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     }
+    // both CPUs usable before any peer starts (the measuring side ends on its own)
+    if let Err(e) = pin(cpus.1).and_then(|()| pin(cpus.0)) {
+        eprintln!("{COMMAND}: --cpus {},{}: {e}", cpus.0, cpus.1);
+        return 2;
+    }
     println!(
         "{size}-byte messages, {trips} round trips, CPUs {},{}",
         cpus.0, cpus.1
@@ -118,7 +123,8 @@ pub fn measure(
                 .arg(addr.to_string())
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+            let mut child = child;
+            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s), &l)?;
             s.set_nodelay(true).map_err(|e| e.to_string())?;
             let (elapsed, cpu) = ping(&mut s, &mut msg, trips, cpus.0)?;
             (child, elapsed, cpu)
@@ -129,27 +135,55 @@ pub fn measure(
                 .arg(&rendezvous)
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+            let mut child = child;
+            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s), &l)?;
             let (elapsed, cpu) = ping(&mut s, &mut msg, trips, cpus.0)?;
             (child, elapsed, cpu)
         }
         "futex" => {
             let shm = Mailboxes::create(&rendezvous, size)?;
-            let child = child_cmd
+            let mut child = child_cmd
                 .arg(&rendezvous)
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            pin(cpus.0);
-            let (t, c) = (Instant::now(), cpu_seconds());
-            for i in 0..trips {
-                msg[0] = i as u8;
-                shm.send(0, &msg);
-                shm.recv(1, &mut msg);
-                if msg[0] != (i as u8).wrapping_add(1) {
-                    return Err(format!("round trip {i}: the echo is wrong"));
+            // a watchdog ends the run if the peer dies (its box would stay empty for good)
+            let (pid, done) = (child.id(), std::sync::atomic::AtomicBool::new(false));
+            let watch = || {
+                while !done.load(Ordering::Relaxed) {
+                    if exited(pid) {
+                        shm.abort(1);
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            };
+            let mut run = || -> Result<(f64, f64), String> {
+                pin(cpus.0)?;
+                let (t, c) = (Instant::now(), cpu_seconds());
+                for i in 0..trips {
+                    msg[0] = i as u8;
+                    shm.send(0, &msg);
+                    shm.recv(1, &mut msg)?;
+                    if msg[0] != (i as u8).wrapping_add(1) {
+                        return Err(format!("round trip {i}: the echo is wrong"));
+                    }
+                }
+                Ok((t.elapsed().as_secs_f64(), cpu_seconds() - c))
+            };
+            let result = std::thread::scope(|scope| {
+                scope.spawn(watch);
+                let r = run();
+                done.store(true, Ordering::Relaxed);
+                r
+            });
+            match result {
+                Ok((elapsed, cpu)) => (child, elapsed, cpu),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(e);
                 }
             }
-            (child, t.elapsed().as_secs_f64(), cpu_seconds() - c)
         }
         other => return Err(format!("unknown mechanism {other:?}")),
     };
@@ -179,7 +213,7 @@ fn ping<S: Read + Write>(
     trips: u64,
     cpu: usize,
 ) -> Result<(f64, f64), String> {
-    pin(cpu);
+    pin(cpu)?;
     let (t, c) = (Instant::now(), cpu_seconds());
     for i in 0..trips {
         msg[0] = i as u8;
@@ -201,10 +235,13 @@ pub fn peer_main(args: &[String]) -> i32 {
                 "{PEER_COMMAND}: needs MECHANISM SIZE TRIPS CPU RENDEZVOUS"
             ));
         };
+        // SAFETY: prctl with an integer argument; the child goes when the measuring process
+        // goes, wherever it waits
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
         let bad = |what: &str| format!("{PEER_COMMAND}: bad {what}");
         let size: usize = size.parse().map_err(|_| bad("size"))?;
         let trips: u64 = trips.parse().map_err(|_| bad("trip count"))?;
-        pin(cpu.parse().map_err(|_| bad("CPU"))?);
+        pin(cpu.parse().map_err(|_| bad("CPU"))?)?;
         let mut msg = vec![0u8; size];
         let c = cpu_seconds();
         match mechanism.as_str() {
@@ -221,7 +258,7 @@ pub fn peer_main(args: &[String]) -> i32 {
             "futex" => {
                 let shm = Mailboxes::open(std::path::Path::new(at), size)?;
                 for _ in 0..trips {
-                    shm.recv(0, &mut msg);
+                    shm.recv(0, &mut msg)?;
                     msg[0] = msg[0].wrapping_add(1);
                     shm.send(1, &msg);
                 }
@@ -320,19 +357,40 @@ impl Mailboxes {
         futex(self.flag(i), libc::FUTEX_WAKE, 1);
     }
 
-    fn recv(&self, i: usize, msg: &mut [u8]) {
-        while self.flag(i).load(Ordering::Acquire) == 0 {
-            futex(self.flag(i), libc::FUTEX_WAIT, 0);
+    /// Takes the message in box `i`, sleeping until it comes; an error once
+    /// [`Mailboxes::abort`] marked the box.
+    fn recv(&self, i: usize, msg: &mut [u8]) -> Result<(), String> {
+        loop {
+            match self.flag(i).load(Ordering::Acquire) {
+                0 => futex(self.flag(i), libc::FUTEX_WAIT, 0),
+                ABORTED => return Err("the peer is gone".into()),
+                _ => break,
+            }
         }
         // SAFETY: the flag says the box is full and the sender is done with it.
         unsafe { std::ptr::copy_nonoverlapping(self.data(i), msg.as_mut_ptr(), self.size) };
         self.flag(i).store(0, Ordering::Release);
+        Ok(())
     }
 }
 
-// SAFETY: the mapping is shared memory that both sides touch only through the flags'
-// atomics and the copies those flags order; the pointer itself is never reseated.
+impl Mailboxes {
+    /// Marks box `i` so that its reader's `recv` fails instead of sleeping on.
+    fn abort(&self, i: usize) {
+        self.flag(i).store(ABORTED, Ordering::Release);
+        futex(self.flag(i), libc::FUTEX_WAKE, 1);
+    }
+}
+
+/// The flag value of an aborted box.
+const ABORTED: u32 = 2;
+
+// SAFETY: the mapping is shared memory that both sides (and the watchdog, which only stores
+// a flag) touch only through the flags' atomics and the copies those flags order; the
+// pointer itself is never reseated.
 unsafe impl Send for Mailboxes {}
+// SAFETY: as above.
+unsafe impl Sync for Mailboxes {}
 
 impl Drop for Mailboxes {
     fn drop(&mut self) {
@@ -342,7 +400,8 @@ impl Drop for Mailboxes {
 }
 
 fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
-    // SAFETY: FUTEX_WAIT / FUTEX_WAKE on a valid shared u32; no timeout.
+    // SAFETY: FUTEX_WAIT / FUTEX_WAKE on a valid shared u32; no timeout (a wait without one
+    // arms no timer, as a ring's reader would not).
     unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -354,13 +413,85 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
     }
 }
 
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t with one CPU set, for this thread.
-    unsafe {
+/// Whether process `pid` has exited (a zombie not yet reaped, or gone).
+fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
+}
+
+/// How long the measuring side waits for the peer to connect before giving up.
+const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Accepts the child's connection on a listener `l` (made non-blocking here); gives up when the
+/// child has exited or after [`PEER_TIMEOUT`], killing it.
+fn accept_from<S, L: AsNonBlocking>(
+    child: &mut std::process::Child,
+    accept: impl Fn() -> std::io::Result<S>,
+    l: &L,
+) -> Result<S, String> {
+    l.non_blocking().map_err(|e| e.to_string())?;
+    let give_up = Instant::now() + PEER_TIMEOUT;
+    loop {
+        match accept() {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("the peer exited before connecting ({status})"));
+        }
+        if Instant::now() >= give_up {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("the peer did not connect in {PEER_TIMEOUT:?}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// A listener that can stop blocking in `accept`.
+trait AsNonBlocking {
+    fn non_blocking(&self) -> std::io::Result<()>;
+}
+
+impl AsNonBlocking for TcpListener {
+    fn non_blocking(&self) -> std::io::Result<()> {
+        self.set_nonblocking(true)
+    }
+}
+
+impl AsNonBlocking for UnixListener {
+    fn non_blocking(&self) -> std::io::Result<()> {
+        self.set_nonblocking(true)
+    }
+}
+
+/// Pins the calling thread to `cpu`; an error naming it when there is no such CPU (or this
+/// process may not use it).
+fn pin(cpu: usize) -> Result<(), String> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(format!(
+            "CPU {cpu}: beyond the {} a CPU set holds",
+            libc::CPU_SETSIZE
+        ));
+    }
+    // SAFETY: a zeroed cpu_set_t with one CPU (below CPU_SETSIZE) set, for this thread.
+    let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(format!(
+            "cannot run on CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
     }
+    Ok(())
 }
 
 fn cpu_seconds() -> f64 {
@@ -387,6 +518,22 @@ mod tests {
     }
 
     #[test]
+    fn an_exited_child_is_seen_before_it_is_reaped() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.2")
+            .spawn()
+            .unwrap();
+        assert!(!exited(child.id()), "still running");
+        let t = Instant::now();
+        while !exited(child.id()) {
+            assert!(t.elapsed().as_secs() < 10, "never seen to exit");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.wait().unwrap();
+        assert!(exited(child.id()), "reaped: gone");
+    }
+
+    #[test]
     fn a_mailbox_carries_each_message_once_and_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m");
@@ -395,7 +542,7 @@ mod tests {
         let peer = std::thread::spawn(move || {
             let mut m = [0u8; 5];
             for _ in 0..1000 {
-                b.recv(0, &mut m);
+                b.recv(0, &mut m).unwrap();
                 m[0] = m[0].wrapping_add(1);
                 b.send(1, &m);
             }
@@ -404,9 +551,18 @@ mod tests {
         for i in 0..1000u32 {
             m[0] = i as u8;
             a.send(0, &m);
-            a.recv(1, &mut m);
+            a.recv(1, &mut m).unwrap();
             assert_eq!(m, [(i as u8).wrapping_add(1), 1, 2, 3, 4], "trip {i}");
         }
         peer.join().unwrap();
+        // a box the watchdog aborted fails its reader instead of leaving it asleep
+        let waiter = std::thread::spawn(move || {
+            let mut m = [0u8; 5];
+            a.recv(1, &mut m)
+        });
+        let b = Mailboxes::open(&path, 5).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        b.abort(1);
+        assert_eq!(waiter.join().unwrap(), Err("the peer is gone".to_string()));
     }
 }
