@@ -1,7 +1,7 @@
 //! `bench hop-cost`: what one hop between two processes costs on this machine, by the way it
 //! is carried. A hop is a message written by one process and read by another that was asleep
 //! waiting for it: the unit the acked word count pays per window and per stage
-//! (`docs/cost-log.md`, "The acked path's floor").
+//! (`docs/acked-floor.md`).
 //!
 //! Two processes (this one and a `bench hop-peer` child) pass a message of `--size` bytes back
 //! and forth `--round-trips` times, each pinned to a CPU of `--cpus A,B` (the same CPU twice:
@@ -119,24 +119,24 @@ pub fn measure(
         "tcp" => {
             let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
             let addr = l.local_addr().map_err(|e| e.to_string())?;
-            let child = child_cmd
+            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            let mut child = child_cmd
                 .arg(addr.to_string())
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            let mut child = child;
-            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s), &l)?;
+            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s))?;
             s.set_nodelay(true).map_err(|e| e.to_string())?;
             let (elapsed, cpu) = ping(&mut s, &mut msg, trips, cpus.0)?;
             (child, elapsed, cpu)
         }
         "unix" => {
             let l = UnixListener::bind(&rendezvous).map_err(|e| e.to_string())?;
-            let child = child_cmd
+            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            let mut child = child_cmd
                 .arg(&rendezvous)
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            let mut child = child;
-            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s), &l)?;
+            let mut s = accept_from(&mut child, || l.accept().map(|(s, _)| s))?;
             let (elapsed, cpu) = ping(&mut s, &mut msg, trips, cpus.0)?;
             (child, elapsed, cpu)
         }
@@ -146,12 +146,12 @@ pub fn measure(
                 .arg(&rendezvous)
                 .spawn()
                 .map_err(|e| e.to_string())?;
-            // a watchdog ends the run if the peer dies (its box would stay empty for good)
+            // a watchdog ends the run if the peer dies (its box would stay empty for good);
+            // it aborts only an empty box, so a last echo the peer sent before exiting is read
             let (pid, done) = (child.id(), std::sync::atomic::AtomicBool::new(false));
             let watch = || {
                 while !done.load(Ordering::Relaxed) {
-                    if exited(pid) {
-                        shm.abort(1);
+                    if exited(pid) && shm.abort_if_empty(1) {
                         return;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -372,13 +372,18 @@ impl Mailboxes {
         self.flag(i).store(0, Ordering::Release);
         Ok(())
     }
-}
 
-impl Mailboxes {
-    /// Marks box `i` so that its reader's `recv` fails instead of sleeping on.
-    fn abort(&self, i: usize) {
-        self.flag(i).store(ABORTED, Ordering::Release);
-        futex(self.flag(i), libc::FUTEX_WAKE, 1);
+    /// Marks box `i`, if it is empty, so that its reader's `recv` fails instead of sleeping
+    /// on; `false` when the box holds a message (its reader gets that first).
+    fn abort_if_empty(&self, i: usize) -> bool {
+        let flag = self.flag(i);
+        let aborted = flag
+            .compare_exchange(0, ABORTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if aborted {
+            futex(flag, libc::FUTEX_WAKE, 1);
+        }
+        aborted
     }
 }
 
@@ -426,14 +431,12 @@ fn exited(pid: u32) -> bool {
 /// How long the measuring side waits for the peer to connect before giving up.
 const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Accepts the child's connection on a listener `l` (made non-blocking here); gives up when the
-/// child has exited or after [`PEER_TIMEOUT`], killing it.
-fn accept_from<S, L: AsNonBlocking>(
+/// Accepts the child's connection with `accept` (on a non-blocking listener); gives up when
+/// the child has exited or after [`PEER_TIMEOUT`], killing it.
+fn accept_from<S>(
     child: &mut std::process::Child,
     accept: impl Fn() -> std::io::Result<S>,
-    l: &L,
 ) -> Result<S, String> {
-    l.non_blocking().map_err(|e| e.to_string())?;
     let give_up = Instant::now() + PEER_TIMEOUT;
     loop {
         match accept() {
@@ -450,23 +453,6 @@ fn accept_from<S, L: AsNonBlocking>(
             return Err(format!("the peer did not connect in {PEER_TIMEOUT:?}"));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
-
-/// A listener that can stop blocking in `accept`.
-trait AsNonBlocking {
-    fn non_blocking(&self) -> std::io::Result<()>;
-}
-
-impl AsNonBlocking for TcpListener {
-    fn non_blocking(&self) -> std::io::Result<()> {
-        self.set_nonblocking(true)
-    }
-}
-
-impl AsNonBlocking for UnixListener {
-    fn non_blocking(&self) -> std::io::Result<()> {
-        self.set_nonblocking(true)
     }
 }
 
@@ -562,7 +548,13 @@ mod tests {
         });
         let b = Mailboxes::open(&path, 5).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        b.abort(1);
+        assert!(b.abort_if_empty(1));
         assert_eq!(waiter.join().unwrap(), Err("the peer is gone".to_string()));
+        // a full box is left alone: a last echo sent just before the peer exited is read
+        b.send(0, &[7, 7, 7, 7, 7]);
+        assert!(!b.abort_if_empty(0));
+        let mut m = [0u8; 5];
+        assert_eq!(b.recv(0, &mut m), Ok(()));
+        assert_eq!(m, [7; 5]);
     }
 }
