@@ -91,7 +91,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--topology", default="word-count",
                    help="a bench topology, or timely (the bench's timely peer), or relay (the "
-                        "relay floor: our process layout, bare frames)")
+                        "relay floor: our process layout, bare frames; acked with "
+                        "--reliability atleast)")
     p.add_argument("--reliability", default="atmost")
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--freq", type=int, default=1999)
@@ -180,13 +181,30 @@ def relay_pids():
     return out
 
 
+def relay_args(a):
+    """`relay-run`'s arguments for the bench arguments given: acked in the spouts' window with
+    `--reliability atleast` (`--max-spout-pending N`, else Heron's 100), pinned with
+    `--conf heron-rs.local.cpu.pinning=core`, as the bench's `--peer relay` runs."""
+    out = []
+    if a.reliability == "atleast":
+        window = "100"
+        if "--max-spout-pending" in a.extra:
+            window = a.extra[a.extra.index("--max-spout-pending") + 1]
+        out += ["--window", window]
+    if "heron-rs.local.cpu.pinning=core" in a.extra:
+        out += ["--pinned", "1"]
+    if "--vocabulary" in a.extra:
+        out += ["--vocabulary", a.extra[a.extra.index("--vocabulary") + 1]]
+    return out
+
+
 def profile_relay(a):
     """The relay floor (`bench relay-run`, eight processes) under perf, one role per process
     kind."""
     duration_ms = int((WARM + a.seconds + 4) * 1000)
     run = subprocess.Popen(
         [a.bench, "relay-run", "--duration-ms", str(duration_ms),
-         "--warmup-ms", str(int(WARM * 1000))],
+         "--warmup-ms", str(int(WARM * 1000))] + relay_args(a),
         stdout=subprocess.PIPE, text=True)
     deadline = time.time() + 30
     pids = {}

@@ -155,6 +155,44 @@ fn word_count_with_relay_peer_reports_the_floor() {
 }
 
 #[test]
+fn word_count_at_least_once_with_relay_peer_acks_in_the_same_window() {
+    let v = run_json(
+        "word-count",
+        "atleast",
+        &[
+            "--peer",
+            "relay",
+            "--max-spout-pending",
+            "20",
+            "--conf",
+            "heron-rs.local.cpu.pinning=core",
+        ],
+    );
+    // the acked relay keeps 20 sentences (160 words) in flight per spout: only trees that
+    // complete, again and again, let it count more than a few windows' words
+    let total = v["relay_total_words"].as_u64().unwrap();
+    assert!(total > 100 * 2 * 160, "{v}");
+    assert!(v["relay_words_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["failed"].as_u64(), Some(0), "{v}");
+    // it has no effectively-once mode
+    let env = TestEnv::new();
+    let (code, _, stderr) = bench(
+        &env,
+        &[
+            "--topology",
+            "word-count",
+            "--reliability",
+            "effectively",
+            "--peer",
+            "relay",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("effectively-once"), "{stderr}");
+}
+
+#[test]
 fn bad_arguments_exit_2_and_name_the_argument() {
     let env = TestEnv::new();
     for (args, name) in [

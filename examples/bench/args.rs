@@ -147,7 +147,9 @@ usage: bench --topology const-null|const-id-null|word-count|multilang-pass|multi
   --peer timely|relay            then run timely's word count and compare (word-count only;
                                  with --rate, timely gets the same cap and its latency is
                                  shown); relay: the floor of our process layout, bare frames
-                                 and no per-tuple work but splitting and counting (no --rate)";
+                                 and no per-tuple work but splitting and counting (no --rate;
+                                 with atleast, also acking in our spouts' window; pinned
+                                 when ours are)";
 
 impl Options {
     /// Parses the arguments (without the program name). `Err` is the message to print; the
@@ -266,7 +268,27 @@ impl Options {
         if o.peer == Some(Peer::Relay) && o.rate.is_some() {
             return Err("--peer relay runs flat out only: drop --rate".to_string());
         }
+        if o.peer == Some(Peer::Relay) && o.reliability == Reliability::Effectively {
+            return Err(
+                "--peer relay has no effectively-once mode: use atmost or atleast".to_string(),
+            );
+        }
         Ok(o)
+    }
+
+    /// How `--peer relay` runs to match these options: acked with our spouts' window under
+    /// `--reliability atleast`, its containers pinned when ours are.
+    pub fn relay_setup(&self) -> crate::relay_peer::Setup {
+        let config = self.config();
+        crate::relay_peer::Setup {
+            vocabulary: self.vocabulary,
+            window: match self.reliability {
+                Reliability::AtLeast => config.max_spout_pending() as usize,
+                _ => 0,
+            },
+            pinned: heron_scheduler::pinning::CpuPinning::from_config(|k| config.get(k))
+                == Ok(heron_scheduler::pinning::CpuPinning::Core),
+        }
     }
 
     /// The topology config these options ask for.

@@ -458,7 +458,7 @@ fn accept_from<S>(
 
 /// Pins the calling thread to `cpu`; an error naming it when there is no such CPU (or this
 /// process may not use it).
-fn pin(cpu: usize) -> Result<(), String> {
+pub(crate) fn pin(cpu: usize) -> Result<(), String> {
     if cpu >= libc::CPU_SETSIZE as usize {
         return Err(format!(
             "CPU {cpu}: beyond the {} a CPU set holds",

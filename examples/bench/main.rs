@@ -31,6 +31,7 @@ mod hop_cost;
 mod procs;
 mod rate;
 mod record;
+mod relay_acked;
 mod relay_peer;
 mod report;
 mod streamlet;
@@ -93,7 +94,7 @@ fn main() {
                     opts.rate.map(|r| r as f64),
                 ),
                 args::Peer::Relay => {
-                    relay_peer::run(&exe, opts.duration, opts.warmup, opts.vocabulary)
+                    relay_peer::run(&exe, opts.duration, opts.warmup, opts.relay_setup())
                 }
             };
             match result {

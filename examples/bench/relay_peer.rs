@@ -35,18 +35,19 @@ pub const NODE_COMMAND: &str = "relay-node";
 /// The subcommand that runs the relay alone and prints `relay words_per_sec R` (for
 /// `scripts/cost_table.py --topology relay`).
 pub const RUN_COMMAND: &str = "relay-run";
-const CONTAINERS: u32 = 2;
+pub(crate) const CONTAINERS: u32 = 2;
 /// A batch is written once it holds this many bytes (our executors flush at 32 KiB too).
 const BATCH_BYTES: usize = 32 * 1024;
 /// Bytes read per `read` call at most.
 const READ_BYTES: usize = 256 * 1024;
-const HEADER: usize = 9;
+/// A frame's header: length, kind, task.
+pub(crate) const HEADER: usize = 9;
 /// How often a blocked reader looks at the clock.
-const POLL: Duration = Duration::from_millis(100);
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 
 /// Which process of a container.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
+pub(crate) enum Role {
     Stmgr,
     Spout,
     Split,
@@ -74,28 +75,32 @@ impl Role {
     }
 
     /// The byte that names this role in a hello and a frame's destination.
-    fn byte(self) -> u8 {
+    pub(crate) fn byte(self) -> u8 {
         self as u8
     }
 }
 
 /// The arguments of one relay process.
-struct Node {
+pub(crate) struct Node {
     role: Role,
-    container: u32,
+    pub(crate) container: u32,
     /// Both stream managers' ports, by container.
     ports: Vec<u16>,
     /// CLOCK_MONOTONIC of the run's start: warm-up and end are measured from it.
     start_ns: u64,
     warmup: Duration,
     duration: Duration,
-    vocabulary: usize,
+    pub(crate) vocabulary: usize,
+    /// With acking (`relay_acked.rs`), each spout's window of trees in flight; 0 without.
+    window: usize,
+    /// The CPU this process runs on, if pinned.
+    cpu: Option<usize>,
 }
 
 impl Node {
     fn parse(args: &[String]) -> Result<Node, String> {
         let (mut role, mut container, mut ports, mut start_ns) = (None, None, Vec::new(), None);
-        let (mut warmup, mut duration) = (None, None);
+        let (mut warmup, mut duration, mut window, mut cpu) = (None, None, 0, None);
         let mut vocabulary = crate::common::sentences::WORDS.len();
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -120,6 +125,8 @@ impl Node {
                     duration = Some(Duration::from_millis(v.parse().map_err(|_| bad())?))
                 }
                 "--vocabulary" => vocabulary = v.parse().map_err(|_| bad())?,
+                "--window" => window = v.parse().map_err(|_| bad())?,
+                "--cpu" => cpu = Some(v.parse().map_err(|_| bad())?),
                 _ => return Err(format!("{NODE_COMMAND}: unknown argument {a:?}")),
             }
         }
@@ -135,6 +142,8 @@ impl Node {
                     warmup,
                     duration,
                     vocabulary: vocabulary.max(1),
+                    window,
+                    cpu,
                 })
             }
             _ => Err(format!(
@@ -144,23 +153,33 @@ impl Node {
         }
     }
 
+    /// With acking: each spout's window of trees in flight.
+    pub(crate) fn window(&self) -> usize {
+        self.window
+    }
+
+    /// The port of `container`'s stream manager.
+    pub(crate) fn port(&self, container: u32) -> u16 {
+        self.ports[container as usize]
+    }
+
     fn elapsed(&self) -> Duration {
         Duration::from_nanos(now_ns().saturating_sub(self.start_ns))
     }
 
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.elapsed() >= self.duration
     }
 
     /// Connects to a stream manager and says who this is.
-    fn connect(&self, container: u32, me: Role) -> io::Result<TcpStream> {
+    pub(crate) fn connect(&self, container: u32, me: Role) -> io::Result<TcpStream> {
         connect(self.ports[container as usize], me, self.container)
     }
 }
 
 /// Connects to the stream manager listening on `port` (retrying while it starts) and says
 /// who this is: `me` of container `mine`.
-fn connect(port: u16, me: Role, mine: u32) -> io::Result<TcpStream> {
+pub(crate) fn connect(port: u16, me: Role, mine: u32) -> io::Result<TcpStream> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut s = loop {
         match TcpStream::connect(("127.0.0.1", port)) {
@@ -177,28 +196,46 @@ fn connect(port: u16, me: Role, mine: u32) -> io::Result<TcpStream> {
     Ok(s)
 }
 
-/// Starts a frame for `dest`'s task `task` at the end of `out`; [`end_frame`] writes its length.
-fn begin_frame(out: &mut Vec<u8>, dest: Role, task: u32) -> usize {
+/// Starts a frame of `kind` (a destination role's byte, or `relay_acked`'s kinds) for task
+/// `task` at the end of `out`; [`end_frame`] writes its length.
+pub(crate) fn begin_frame(out: &mut Vec<u8>, kind: u8, task: u32) -> usize {
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
-    out.push(dest.byte());
+    out.push(kind);
     out.extend_from_slice(&task.to_le_bytes());
     at
 }
 
-fn end_frame(out: &mut [u8], at: usize) {
+pub(crate) fn end_frame(out: &mut [u8], at: usize) {
     let len = (out.len() - at - 4) as u32;
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
+/// The count task of `word`: an FNV-1a hash of it (as the timely peer's), modulo the tasks.
+pub(crate) fn count_task(word: &[u8]) -> u32 {
+    let hash = word.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    (hash % u64::from(CONTAINERS)) as u32
+}
+
+/// Writes `out` whole, if it holds anything, and empties it.
+pub(crate) fn flush(s: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
+    if !out.is_empty() {
+        s.write_all(out)?;
+        out.clear();
+    }
+    Ok(())
+}
+
 /// Reads whole frames from a socket whose reads time out every [`POLL`].
-struct FrameReader {
+pub(crate) struct FrameReader {
     buf: Vec<u8>,
     end: usize,
 }
 
 impl FrameReader {
-    fn new() -> FrameReader {
+    pub(crate) fn new() -> FrameReader {
         FrameReader {
             buf: vec![0; READ_BYTES],
             end: 0,
@@ -207,7 +244,7 @@ impl FrameReader {
 
     /// One read; then `each(kind, task, frame)` for every whole frame read (the frame with its
     /// header). `Ok(false)` at the end of the stream.
-    fn read(
+    pub(crate) fn read(
         &mut self,
         s: &mut TcpStream,
         mut each: impl FnMut(u8, u32, &[u8]),
@@ -246,7 +283,8 @@ impl FrameReader {
 }
 
 /// Runs one relay process (`bench relay-node --role ROLE --container C --ports P0,P1
-/// --start-ns T --warmup-ms W --duration-ms D [--vocabulary N]`). Returns the exit code.
+/// --start-ns T --warmup-ms W --duration-ms D [--vocabulary N] [--window N] [--cpu C]`). Returns the
+/// exit code.
 pub fn node_main(args: &[String]) -> i32 {
     let node = match Node::parse(args) {
         Ok(n) => n,
@@ -255,11 +293,18 @@ pub fn node_main(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let result = match node.role {
-        Role::Stmgr => stmgr(&node),
-        Role::Spout => spout(&node),
-        Role::Split => split(&node),
-        Role::Count => count(&node),
+    if let Some(cpu) = node.cpu {
+        if let Err(e) = crate::hop_cost::pin(cpu) {
+            eprintln!("{NODE_COMMAND} {}: {e}", node.role.name());
+            return 2;
+        }
+    }
+    let result = match (node.role, node.window > 0) {
+        (role, true) => crate::relay_acked::run_role(&node, role),
+        (Role::Stmgr, false) => stmgr(&node),
+        (Role::Spout, false) => spout(&node),
+        (Role::Split, false) => split(&node),
+        (Role::Count, false) => count(&node, &mut Timestamps),
     };
     match result {
         Ok(()) => 0,
@@ -280,7 +325,7 @@ fn spout(node: &Node) -> io::Result<()> {
     let mut task = node.container;
     while !node.done() {
         batch.clear();
-        let at = begin_frame(&mut batch, Role::Split, task);
+        let at = begin_frame(&mut batch, Role::Split.byte(), task);
         while batch.len() < BATCH_BYTES {
             let sentence = sentences.next_sentence();
             let ts = now_ns();
@@ -313,13 +358,10 @@ fn split(node: &Node) -> io::Result<()> {
                     if word.is_empty() {
                         continue;
                     }
-                    let hash = word.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-                        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                    });
-                    let task = (hash % u64::from(CONTAINERS)) as usize;
+                    let task = count_task(word) as usize;
                     let batch = &mut out[task];
                     if starts[task].is_none() {
-                        starts[task] = Some(begin_frame(batch, Role::Count, task as u32));
+                        starts[task] = Some(begin_frame(batch, Role::Count.byte(), task as u32));
                     }
                     batch.push(word.len() as u8);
                     batch.extend_from_slice(word);
@@ -340,10 +382,7 @@ fn split(node: &Node) -> io::Result<()> {
                 batch.clear();
             }
         }
-        if !write.is_empty() {
-            s.write_all(&write)?;
-            write.clear();
-        }
+        flush(&mut s, &mut write)?;
         if !open {
             break;
         }
@@ -351,11 +390,32 @@ fn split(node: &Node) -> io::Result<()> {
     Ok(())
 }
 
+/// What a count does with the bytes that follow each word in its record, and after each read.
+pub(crate) trait WordTail {
+    /// How many bytes follow each word.
+    const LEN: usize;
+    /// One word's tail.
+    fn word(&mut self, tail: &[u8]);
+    /// After each read's words: write what they produced.
+    fn after_read(&mut self, s: &mut TcpStream) -> io::Result<()>;
+}
+
+/// Without acking a word is followed by its sentence's timestamp, which the count ignores.
+struct Timestamps;
+
+impl WordTail for Timestamps {
+    const LEN: usize = 8;
+    fn word(&mut self, _: &[u8]) {}
+    fn after_read(&mut self, _: &mut TcpStream) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// What a count process prints at the end: `relay-node words W secs S total T`. It reports
 /// once the run's duration is over, also when the stream ends or breaks at that moment (the
 /// splits stop at the same deadline, and the stream manager leaves when its writes to them
 /// fail; a count that was waiting in a read then sees the stream end, not the clock).
-fn count(node: &Node) -> io::Result<()> {
+pub(crate) fn count<T: WordTail>(node: &Node, tail: &mut T) -> io::Result<()> {
     let mut s = node.connect(node.container, Role::Count)?;
     s.set_read_timeout(Some(POLL))?;
     let mut reader = FrameReader::new();
@@ -386,7 +446,8 @@ fn count(node: &Node) -> io::Result<()> {
             while let Some(&n) = rec.first() {
                 let n = usize::from(n);
                 let word = &rec[1..1 + n];
-                rec = &rec[1 + n + 8..];
+                tail.word(&rec[1 + n..1 + n + T::LEN]);
+                rec = &rec[1 + n + T::LEN..];
                 if let Ok(word) = std::str::from_utf8(word) {
                     match counts.get_mut(word) {
                         Some(c) => *c += 1,
@@ -398,6 +459,7 @@ fn count(node: &Node) -> io::Result<()> {
                 total += 1;
             }
         });
+        let read = read.and_then(|open| tail.after_read(&mut s).map(|()| open));
         match read {
             Ok(true) => {}
             _ if node.done() => {
@@ -510,14 +572,27 @@ fn stmgr(node: &Node) -> io::Result<()> {
     Ok(())
 }
 
+/// How a relay run is set up besides its duration.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    /// Words in the sentences' vocabulary.
+    pub vocabulary: usize,
+    /// With acking (`relay_acked.rs`): each spout's window of trees in flight; 0 without.
+    pub window: usize,
+    /// Each container's processes on one CPU (container `c` on CPU `c` modulo the CPUs), as
+    /// `heron-rs.local.cpu.pinning=core` places ours.
+    pub pinned: bool,
+}
+
 /// Runs the eight relay processes of `exe` for `duration` and sums the counts' rates after
 /// `warmup`.
 pub fn run(
     exe: &Path,
     duration: Duration,
     warmup: Duration,
-    vocabulary: usize,
+    setup: Setup,
 ) -> Result<PeerResult, String> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let ports = (0..CONTAINERS)
         .map(|_| free_loopback_port())
         .collect::<io::Result<Vec<u16>>>()
@@ -541,9 +616,13 @@ pub fn run(
                 .args(["--start-ns", &start_ns])
                 .args(["--warmup-ms", &warmup.as_millis().to_string()])
                 .args(["--duration-ms", &duration.as_millis().to_string()])
-                .args(["--vocabulary", &vocabulary.to_string()])
+                .args(["--vocabulary", &setup.vocabulary.to_string()])
+                .args(["--window", &setup.window.to_string()])
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped());
+            if setup.pinned {
+                cmd.args(["--cpu", &(c as usize % cpus).to_string()]);
+            }
             die_with_parent(&mut cmd);
             let mut child = cmd
                 .spawn()
@@ -608,17 +687,24 @@ fn parse_report(line: &str) -> Option<(u64, f64, u64)> {
     }
 }
 
-/// `bench relay-run --duration-ms D --warmup-ms W [--vocabulary N]`: the relay alone.
+/// `bench relay-run --duration-ms D --warmup-ms W [--vocabulary N] [--window N] [--pinned 1]`:
+/// the relay alone.
 pub fn run_main(args: &[String]) -> i32 {
     let (mut duration, mut warmup) = (None, None);
-    let mut vocabulary = crate::common::sentences::WORDS.len();
+    let mut setup = Setup {
+        vocabulary: crate::common::sentences::WORDS.len(),
+        window: 0,
+        pinned: false,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let v = it.next().and_then(|v| v.parse::<u64>().ok());
         match (a.as_str(), v) {
             ("--duration-ms", Some(v)) => duration = Some(Duration::from_millis(v)),
             ("--warmup-ms", Some(v)) => warmup = Some(Duration::from_millis(v)),
-            ("--vocabulary", Some(v)) if v > 0 => vocabulary = v as usize,
+            ("--vocabulary", Some(v)) if v > 0 => setup.vocabulary = v as usize,
+            ("--window", Some(v)) => setup.window = v as usize,
+            ("--pinned", Some(v)) => setup.pinned = v != 0,
             _ => {
                 eprintln!("{RUN_COMMAND}: bad argument {a:?}");
                 return 2;
@@ -633,7 +719,7 @@ pub fn run_main(args: &[String]) -> i32 {
         &std::env::current_exe().unwrap_or_default(),
         duration,
         warmup,
-        vocabulary,
+        setup,
     ) {
         Ok(r) => {
             println!("relay words_per_sec {}", r.words_per_sec);
@@ -660,7 +746,7 @@ mod tests {
         let mut bytes = Vec::new();
         let mut sent = Vec::new();
         for (i, len) in [0usize, 1, 300, 70_000, 5].into_iter().enumerate() {
-            let at = begin_frame(&mut bytes, Role::Count, i as u32);
+            let at = begin_frame(&mut bytes, Role::Count.byte(), i as u32);
             bytes.extend((0..len).map(|b| b as u8));
             end_frame(&mut bytes, at);
             sent.push((Role::Count.byte(), i as u32, bytes[at..].to_vec()));
@@ -697,6 +783,8 @@ mod tests {
             warmup: Duration::ZERO,
             duration,
             vocabulary: 10,
+            window: 0,
+            cpu: None,
         };
         let stmgr = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
@@ -704,7 +792,7 @@ mod tests {
             s.read_exact(&mut hello).unwrap();
             // words for the count, then silence until just past the deadline, then leave
             let mut frame = Vec::new();
-            let at = begin_frame(&mut frame, Role::Count, 0);
+            let at = begin_frame(&mut frame, Role::Count.byte(), 0);
             for word in ["a", "bb", "a"] {
                 frame.push(word.len() as u8);
                 frame.extend_from_slice(word.as_bytes());
@@ -715,7 +803,7 @@ mod tests {
             std::thread::sleep(duration + POLL / 10);
         });
         // the count is in a `POLL` long read when the deadline passes; the stream ends in it
-        let result = count(&node);
+        let result = count(&node, &mut Timestamps);
         stmgr.join().unwrap();
         assert!(result.is_ok(), "{result:?}");
     }
