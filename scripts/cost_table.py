@@ -198,9 +198,10 @@ def relay_args(a):
     return out
 
 
-def profile_relay(a):
-    """The relay floor (`bench relay-run`, eight processes) under perf, one role per process
-    kind."""
+def steady_relay(a, measure):
+    """Starts the relay floor (`bench relay-run`, eight processes) for `a.seconds` of steady
+    state plus warm-up, waits for its processes and the warm-up, then calls
+    `measure({pid: role})` and waits for the run: (words/s, what `measure` returned)."""
     duration_ms = int((WARM + a.seconds + 4) * 1000)
     run = subprocess.Popen(
         [a.bench, "relay-run", "--duration-ms", str(duration_ms),
@@ -215,10 +216,15 @@ def profile_relay(a):
         run.kill()
         sys.exit(f"the relay's eight processes did not appear within 30 s: {pids}")
     time.sleep(WARM)
-    data = record(a, list(pids))
+    measured = measure(pids)
     out, _ = run.communicate(timeout=duration_ms / 1000 + 60)
     f = out.split()
-    words = float(f[f.index("words_per_sec") + 1])
+    return float(f[f.index("words_per_sec") + 1]), measured
+
+
+def profile_relay(a):
+    """The relay floor under perf, one role per process kind."""
+    words, (data, pids) = steady_relay(a, lambda pids: (record(a, list(pids)), pids))
     return words, *samples(a, data, pids, words * a.seconds)
 
 

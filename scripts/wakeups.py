@@ -7,12 +7,13 @@ Usage (after `cargo build --release --example bench --bin heron`):
     python3 scripts/wakeups.py [--topology word-count] [--reliability atleast] \
         [--seconds 4] [--runs 3] [--json] [-- extra bench args]
 
-It starts `target/release/examples/bench`, waits for the topology's processes (roles as
-`scripts/cost_table.py` finds them), counts with `perf stat --per-thread` the syscalls that
-move data and wake threads (`sendto`, `recvfrom`, `futex`, `epoll_wait`) and the context
-switches of every thread for `--seconds`, and divides by the words the final bolt counted in
-the window (the bench's steady-state rate times the window). Prints a Markdown table (rows:
-roles; columns: events per 1000 words, median over runs) and words per `sendto`.
+It starts `target/release/examples/bench` (with `--topology relay`, the relay floor, acked
+with `--reliability atleast`), waits for the processes (roles as `scripts/cost_table.py`
+finds them), counts with `perf stat --per-thread` the syscalls that move data and wake
+threads (sends: `sendto`, `write`; receives: `recvfrom`, `read`; `futex`, `epoll_wait`) and
+the context switches of every thread for `--seconds`, and divides by the words the final bolt
+counted in the window (the steady-state rate times the window). Prints a Markdown table (rows:
+roles; columns: events per 1000 words, median over runs) and words per send.
 
 Small batches show here first: each send is a syscall, a TCP segment over loopback and
 usually a wake-up of the reader on the other end, a few microseconds of CPU on each side.
@@ -26,10 +27,12 @@ import re
 import statistics
 import subprocess
 
-from cost_table import steady_bench
+from cost_table import steady_bench, steady_relay
 
-EVENTS = ["sendto", "recvfrom", "futex", "epoll_wait"]
-COLUMNS = EVENTS + ["context-switches"]
+# a socket written with write(2) (the relay's, std's blocking streams) counts as a send,
+# read(2) as a receive
+EVENTS = ["sendto", "write", "recvfrom", "read", "futex", "epoll_wait"]
+COLUMNS = ["sends", "receives", "futex", "epoll_wait", "context-switches"]
 
 
 def count(a, pids):
@@ -56,20 +59,25 @@ def count(a, pids):
             continue
         role = pids.get(tid_pid.get(int(m.group(1)), -1), "?")
         event = f[3].split(":")[-1].removeprefix("sys_enter_")
+        event = {"sendto": "sends", "write": "sends", "recvfrom": "receives",
+                 "read": "receives"}.get(event, event)
         per_role[role][event] += float(f[1])
     return per_role
 
 
 def run(a):
     """One bench run: (words/s, {role: {event: per 1000 words}})."""
-    words, per_role = steady_bench(a, lambda pids: count(a, pids))
+    steady = steady_relay if a.topology == "relay" else steady_bench
+    words, per_role = steady(a, lambda pids: count(a, pids))
     window = words * a.seconds / 1000
     return words, {r: {e: n / window for e, n in c.items()} for r, c in per_role.items()}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--topology", default="word-count")
+    p.add_argument("--topology", default="word-count",
+                   help="a bench topology, or relay (the relay floor; acked with "
+                        "--reliability atleast)")
     p.add_argument("--reliability", default="atmost")
     p.add_argument("--seconds", type=float, default=4.0)
     p.add_argument("--runs", type=int, default=1, help="bench runs; each cell is their median")
@@ -96,10 +104,10 @@ def main():
     for r in roles:
         row = [cell[(r, e)] for e in COLUMNS]
         totals.update(dict(zip(COLUMNS, row)))
-        sends = cell[(r, "sendto")]
+        sends = cell[(r, "sends")]
         per_send = f"{1000 / sends:.0f}" if sends > 0.01 else ""
         print(f"| {r} | " + " | ".join(f"{x:.2f}" for x in row) + f" | {per_send} |")
-    sends = totals["sendto"]
+    sends = totals["sends"]
     print("| **all** | " + " | ".join(f"**{totals[e]:.2f}**" for e in COLUMNS)
           + (f" | **{1000 / sends:.0f}** |" if sends > 0.01 else " | |"))
 

@@ -4,9 +4,11 @@
 //!
 //! What each process does on top of the relay's work:
 //! - The spout keeps at most a window of sentences in flight (our
-//!   `topology.max.spout.pending`, 100 unless set) and sends a window's worth as soon as the
-//!   window has room, shuffled one sentence at a time over the two split tasks. Each sentence
-//!   carries its tree's root, which is also its key.
+//!   `topology.max.spout.pending`, 100 unless set). Once the window is full it waits until
+//!   as much of it is free as ours wait for (`heron_instance::refill_slots`: all of a window
+//!   of 100), without ours' 1-ms bound, which only matters when acks are slow or lost. Then
+//!   it fills the window again, shuffling one sentence at a time over the two split tasks.
+//!   Each sentence carries its tree's root, which is also its key.
 //! - The spout's stream manager starts each tree as it forwards the spout's sentences (the
 //!   root's XOR is set to the sentence's key), and keeps the trees of its spout's roots in a
 //!   map. Acks for them, from either container, are XORed in; a tree that reaches 0 is
@@ -120,9 +122,14 @@ fn spout(node: &Node) -> io::Result<()> {
     let mut frames = Frames::new(Role::Split.byte(), CONTAINERS as usize);
     let mut out = Vec::new();
     let (mut next_root, mut task) = (u64::from(node.container) << ROOT_SHIFT, node.container);
-    let mut in_flight = 0usize;
+    let (window, refill) = (node.window(), heron_instance::refill_slots(node.window()));
+    let (mut in_flight, mut held) = (0usize, false);
     while !node.done() {
-        while in_flight < node.window() {
+        // our spouts' rule: once the window is full, wait until enough of it is free
+        if held && window - in_flight >= refill {
+            held = false;
+        }
+        while !held && in_flight < window {
             let sentence = sentences.next_sentence();
             let rec = frames.at(task);
             rec.extend_from_slice(&(sentence.len() as u16).to_le_bytes());
@@ -131,6 +138,7 @@ fn spout(node: &Node) -> io::Result<()> {
             next_root += 1;
             task = (task + 1) % CONTAINERS;
             in_flight += 1;
+            held = in_flight == window;
         }
         frames.close_into(&mut out);
         flush(&mut s, &mut out)?;

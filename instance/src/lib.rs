@@ -41,6 +41,7 @@ mod stateful;
 mod stream_metrics;
 
 pub use metrics::{read_counters, write_counters};
+pub use refill::refill_slots;
 
 /// What the instance process is told on its command line (docs/internals.md).
 #[derive(Clone, Debug)]

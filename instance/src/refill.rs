@@ -37,21 +37,33 @@ pub(crate) struct Refill {
     waiting_since: Option<Instant>,
 }
 
+/// The free slots a spout that filled its window of `max_pending` tuples (`usize::MAX`: no
+/// limit) waits for before it calls `next_tuple` again: `min(max_pending, REFILL_QUANTUM)`, or
+/// a quarter of the window if that is more (or 1 ms after a slot freed, whichever comes
+/// first). The bench's acked relay floor applies the same rule.
+///
+/// ```
+/// assert_eq!(heron_instance::refill_slots(100), 100); // Heron's default window: all of it
+/// assert_eq!(heron_instance::refill_slots(1000), 250);
+/// assert_eq!(heron_instance::refill_slots(usize::MAX), 1);
+/// ```
+pub fn refill_slots(max_pending: usize) -> usize {
+    if max_pending == usize::MAX {
+        1
+    } else {
+        (max_pending / 4)
+            .max(max_pending.min(REFILL_QUANTUM))
+            .max(1)
+    }
+}
+
 impl Refill {
-    /// The rule for a window of `max_pending` tuples (`usize::MAX`: no limit). A held spout
-    /// waits for `min(max_pending, REFILL_QUANTUM)` free slots, or a quarter of the window if
-    /// that is more.
+    /// The rule for a window of `max_pending` tuples (`usize::MAX`: no limit): a held spout
+    /// waits for [`refill_slots`] free slots.
     pub fn new(max_pending: usize) -> Refill {
-        let min_free = if max_pending == usize::MAX {
-            1
-        } else {
-            (max_pending / 4)
-                .max(max_pending.min(REFILL_QUANTUM))
-                .max(1)
-        };
         Refill {
             max_pending,
-            min_free,
+            min_free: refill_slots(max_pending),
             held: false,
             waiting_since: None,
         }
