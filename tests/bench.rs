@@ -134,6 +134,7 @@ fn word_count_with_relay_peer_reports_the_floor() {
     // the relay floor forwards bare frames: it counts words, and more of them than we do
     let relay = v["relay_words_per_sec"].as_f64().unwrap();
     assert!(relay > 0.0, "{v}");
+    assert_eq!(v["relay_window"].as_u64(), Some(0), "{v}");
     assert!(v["relay_total_words"].as_u64().unwrap() > 0, "{v}");
     let ratio = v["ratio"].as_f64().unwrap();
     assert!(ratio > 0.0 && ratio < 2.0, "{v}");
@@ -170,6 +171,7 @@ fn word_count_at_least_once_with_relay_peer_acks_in_the_same_window() {
     );
     // the acked relay keeps 20 sentences (160 words) in flight per spout: only trees that
     // complete, again and again, let it count more than a few windows' words
+    assert_eq!(v["relay_window"].as_u64(), Some(20), "{v}");
     let total = v["relay_total_words"].as_u64().unwrap();
     assert!(total > 100 * 2 * 160, "{v}");
     assert!(v["relay_words_per_sec"].as_f64().unwrap() > 0.0, "{v}");

@@ -17,7 +17,8 @@
 //! `record` (what tasks record and the driver reads), `driver` (submit, measure, kill),
 //! `procs` (per-role RSS and CPU), `report` (JSON and summary), `children` (a peer's
 //! processes), `timely_peer`, `relay_peer`
-//! (`--peer relay`: the floor of our process layout), `hop_cost` (`bench hop-cost`: what one
+//! (`--peer relay`: the floor of our process layout), `relay_acked` (its acked variant, with
+//! `--reliability atleast`), `hop_cost` (`bench hop-cost`: what one
 //! hop between two processes costs, over TCP, a Unix socket or shared memory).
 
 #[allow(dead_code)] // the examples' shared launcher; the bench uses its parts

@@ -122,7 +122,7 @@ fn spout(node: &Node) -> io::Result<()> {
     let mut frames = Frames::new(Role::Split.byte(), CONTAINERS as usize);
     let mut out = Vec::new();
     let (mut next_root, mut task) = (u64::from(node.container) << ROOT_SHIFT, node.container);
-    let (window, refill) = (node.window(), heron_instance::refill_slots(node.window()));
+    let (window, refill) = (node.window, heron_instance::refill_slots(node.window));
     let (mut in_flight, mut held) = (0usize, false);
     while !node.done() {
         // our spouts' rule: once the window is full, wait until enough of it is free

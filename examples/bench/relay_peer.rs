@@ -17,6 +17,9 @@
 //! thread per process (the stream manager: one per inbound connection). The rate it reaches
 //! is a floor for per-word costs in this layout: what ours adds over it is our own work.
 //! `scripts/cost_table.py --topology relay` breaks its CPU down per role as for ours.
+//!
+//! With `--window N` (`--peer relay --reliability atleast`) every process runs its acked
+//! variant instead (`relay_acked.rs`); `--cpu C` pins a process as our pinned containers are.
 
 use crate::children::{die_with_parent, free_loopback_port, Children};
 use crate::common::sentences::Sentences;
@@ -92,7 +95,7 @@ pub(crate) struct Node {
     duration: Duration,
     pub(crate) vocabulary: usize,
     /// With acking (`relay_acked.rs`), each spout's window of trees in flight; 0 without.
-    window: usize,
+    pub(crate) window: usize,
     /// The CPU this process runs on, if pinned.
     cpu: Option<usize>,
 }
@@ -151,11 +154,6 @@ impl Node {
                  container), --start-ns, --warmup-ms and --duration-ms"
             )),
         }
-    }
-
-    /// With acking: each spout's window of trees in flight.
-    pub(crate) fn window(&self) -> usize {
-        self.window
     }
 
     /// The port of `container`'s stream manager.

@@ -57,6 +57,10 @@ pub fn to_json(opts: &Options, m: &Measured, peer: Option<&PeerResult>) -> Value
             json!(round(p.words_per_sec, 1)),
         );
         o.insert(format!("{name}_total_words"), json!(p.total_words));
+        if name == "relay" {
+            // 0: unacked; else each spout's window of trees in flight
+            o.insert("relay_window".into(), json!(opts.relay_setup().window));
+        }
         let ratio = if p.words_per_sec > 0.0 {
             m.tuples_per_sec / p.words_per_sec
         } else {
@@ -166,9 +170,14 @@ pub fn print_human(opts: &Options, m: &Measured, peer: Option<&PeerResult>) {
         );
     }
     if let Some(p) = peer {
+        let relay = opts.relay_setup();
         let shape = match p.name {
-            "timely" => "2 processes",
-            _ => "8 bare processes in our layout",
+            "timely" => "2 processes".to_string(),
+            _ if relay.window > 0 => format!(
+                "8 bare processes in our layout, acked in a window of {}",
+                relay.window
+            ),
+            _ => "8 bare processes in our layout".to_string(),
         };
         println!(
             "  {} word count ({shape}): {}; ours/{} = {}",
