@@ -10,10 +10,11 @@ Usage (after `cargo build --release --example bench --bin heron`):
 It starts `target/release/examples/bench` (with `--topology relay`, the relay floor, acked
 with `--reliability atleast`), waits for the processes (roles as `scripts/cost_table.py`
 finds them), counts with `perf stat --per-thread` the syscalls that move data and wake
-threads (sends: `sendto`, `write`; receives: `recvfrom`, `read`; `futex`, `epoll_wait`) and
-the context switches of every thread for `--seconds`, and divides by the words the final bolt
-counted in the window (the steady-state rate times the window). Prints a Markdown table (rows:
-roles; columns: events per 1000 words, median over runs) and words per send.
+threads (`sendto`, `recvfrom`: std's and tokio's sockets send and receive with them; `futex`,
+`epoll_wait`) and the context switches of every thread for `--seconds`, and divides by the
+words the final bolt counted in the window (the steady-state rate times the window). Prints a
+Markdown table (rows: roles; columns: events per 1000 words, median over runs) and words per
+`sendto`.
 
 Small batches show here first: each send is a syscall, a TCP segment over loopback and
 usually a wake-up of the reader on the other end, a few microseconds of CPU on each side.
@@ -29,10 +30,8 @@ import subprocess
 
 from cost_table import steady_bench, steady_relay
 
-# a socket written with write(2) (the relay's, std's blocking streams) counts as a send,
-# read(2) as a receive
-EVENTS = ["sendto", "write", "recvfrom", "read", "futex", "epoll_wait"]
-COLUMNS = ["sends", "receives", "futex", "epoll_wait", "context-switches"]
+EVENTS = ["sendto", "recvfrom", "futex", "epoll_wait"]
+COLUMNS = EVENTS + ["context-switches"]
 
 
 def count(a, pids):
@@ -59,8 +58,6 @@ def count(a, pids):
             continue
         role = pids.get(tid_pid.get(int(m.group(1)), -1), "?")
         event = f[3].split(":")[-1].removeprefix("sys_enter_")
-        event = {"sendto": "sends", "write": "sends", "recvfrom": "receives",
-                 "read": "receives"}.get(event, event)
         per_role[role][event] += float(f[1])
     return per_role
 
@@ -104,10 +101,10 @@ def main():
     for r in roles:
         row = [cell[(r, e)] for e in COLUMNS]
         totals.update(dict(zip(COLUMNS, row)))
-        sends = cell[(r, "sends")]
+        sends = cell[(r, "sendto")]
         per_send = f"{1000 / sends:.0f}" if sends > 0.01 else ""
         print(f"| {r} | " + " | ".join(f"{x:.2f}" for x in row) + f" | {per_send} |")
-    sends = totals["sends"]
+    sends = totals["sendto"]
     print("| **all** | " + " | ".join(f"**{totals[e]:.2f}**" for e in COLUMNS)
           + (f" | **{1000 / sends:.0f}** |" if sends > 0.01 else " | |"))
 

@@ -29,8 +29,8 @@
 
 use crate::common::sentences::Sentences;
 use crate::relay_peer::{
-    begin_frame, connect, count, count_task, end_frame, flush, FrameReader, Node, Role, WordTail,
-    CONTAINERS, HEADER, POLL,
+    begin_frame, connect, count, count_task, end_frame, flush, sentence_records, words,
+    FrameReader, Node, Role, WordTail, CONTAINERS, HEADER, POLL,
 };
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -164,26 +164,19 @@ fn split(node: &Node) -> io::Result<()> {
     let mut s = node.connect(node.container, Role::Split)?;
     s.set_read_timeout(Some(POLL))?;
     let mut reader = FrameReader::new();
-    let mut words = Frames::new(Role::Count.byte(), CONTAINERS as usize);
+    let mut out_words = Frames::new(Role::Count.byte(), CONTAINERS as usize);
     let mut acks = Frames::new(ACKS, CONTAINERS as usize);
     let mut keys = Keys(0x9E37_79B9_7F4A_7C15 ^ u64::from(node.container + 1));
     let mut out = Vec::new();
     while !node.done() {
         let open = reader.read(&mut s, |_, _, frame| {
-            let mut rec = &frame[HEADER..];
-            while rec.len() >= 2 {
-                let n = u16::from_le_bytes([rec[0], rec[1]]) as usize;
-                let (sentence, root) = (&rec[2..2 + n], &rec[2 + n..2 + n + 8]);
-                rec = &rec[2 + n + 8..];
+            for (sentence, root) in sentence_records(&frame[HEADER..]) {
                 // the sentence's key is its root
                 let mut xor = u64_at(root);
-                for word in sentence.split(|b| b.is_ascii_whitespace()) {
-                    if word.is_empty() {
-                        continue;
-                    }
+                for word in words(sentence) {
                     let key = keys.next();
                     xor ^= key;
-                    let rec = words.at(count_task(word));
+                    let rec = out_words.at(count_task(word));
                     rec.push(word.len() as u8);
                     rec.extend_from_slice(word);
                     rec.extend_from_slice(root);
@@ -195,7 +188,7 @@ fn split(node: &Node) -> io::Result<()> {
             }
         })?;
         // the words before the acks, so that no tree completes before its words are out
-        words.close_into(&mut out);
+        out_words.close_into(&mut out);
         acks.close_into(&mut out);
         flush(&mut s, &mut out)?;
         if !open {
@@ -474,12 +467,10 @@ impl Drop for Shell {
 }
 
 /// Starts the tree of each sentence in a spout's frame: its XOR is its key, the root.
-fn start_trees(trees: &mut Trees, mut rec: &[u8]) {
-    while rec.len() >= 2 {
-        let n = u16::from_le_bytes([rec[0], rec[1]]) as usize;
-        let root = u64_at(&rec[2 + n..]);
+fn start_trees(trees: &mut Trees, records: &[u8]) {
+    for (_, root) in sentence_records(records) {
+        let root = u64_at(root);
         trees.insert(root, root);
-        rec = &rec[2 + n + 8..];
     }
 }
 

@@ -217,6 +217,27 @@ pub(crate) fn count_task(word: &[u8]) -> u32 {
     (hash % u64::from(CONTAINERS)) as u32
 }
 
+/// The records of a spout's frame (its body, after [`HEADER`]): `[u16 length][sentence]`
+/// then 8 bytes (a timestamp; with acking, the root), as (sentence, those 8 bytes).
+pub(crate) fn sentence_records(mut rec: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+    std::iter::from_fn(move || {
+        if rec.len() < 2 {
+            return None;
+        }
+        let n = u16::from_le_bytes([rec[0], rec[1]]) as usize;
+        let (sentence, tail) = (&rec[2..2 + n], &rec[2 + n..2 + n + 8]);
+        rec = &rec[2 + n + 8..];
+        Some((sentence, tail))
+    })
+}
+
+/// A sentence's words: its pieces between ASCII whitespace, empty ones skipped.
+pub(crate) fn words(sentence: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
+    sentence
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+}
+
 /// Writes `out` whole, if it holds anything, and empties it.
 pub(crate) fn flush(s: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
     if !out.is_empty() {
@@ -347,15 +368,8 @@ fn split(node: &Node) -> io::Result<()> {
     let mut write = Vec::with_capacity(4 * BATCH_BYTES);
     while !node.done() {
         let open = reader.read(&mut s, |_, _, frame| {
-            let mut rec = &frame[HEADER..];
-            while rec.len() >= 2 {
-                let n = u16::from_le_bytes([rec[0], rec[1]]) as usize;
-                let (sentence, ts) = (&rec[2..2 + n], &rec[2 + n..2 + n + 8]);
-                rec = &rec[2 + n + 8..];
-                for word in sentence.split(|b| b.is_ascii_whitespace()) {
-                    if word.is_empty() {
-                        continue;
-                    }
+            for (sentence, ts) in sentence_records(&frame[HEADER..]) {
+                for word in words(sentence) {
                     let task = count_task(word) as usize;
                     let batch = &mut out[task];
                     if starts[task].is_none() {
