@@ -172,6 +172,10 @@ pub struct Emitter {
     /// Whether the open stream's tuples go to `by_dest` (else to `tuples`).
     open_addressed: bool,
     control: ControlTuples,
+    /// A spout's emits (`ATLEAST_ONCE`): one per tuple it addressed, starting its tree.
+    tree_starts: ControlTuples,
+    /// Framed tree starts, sent ahead of the data frames taken with them.
+    lead: BytesMut,
     /// Acks or fails were made since the output was last taken (framed or not yet).
     acks_waiting: bool,
     dests: Vec<i32>,
@@ -215,6 +219,8 @@ impl Emitter {
             by_dest: dest_sets::DestSets::new(mode.is_acking()),
             open_addressed: false,
             control: ControlTuples::default(),
+            tree_starts: ControlTuples::default(),
+            lead: BytesMut::new(),
             acks_waiting: false,
             dests: Vec::new(),
             roots: Vec::new(),
@@ -320,7 +326,7 @@ impl Emitter {
     }
 
     /// Validates and queues one data tuple; returns its stream's index. `bolt`: a bolt's
-    /// emit (in `ATLEAST_ONCE` only a bolt's tuples are addressed, see below).
+    /// emit (in `ATLEAST_ONCE` a spout's tree starts and a bolt's emits go apart, see below).
     fn push(
         &mut self,
         stream: &str,
@@ -375,13 +381,12 @@ impl Emitter {
                 self.component
             );
         }
-        // With acking, a bolt's addressed tuples get their keys here and their emits go in
-        // the control set, so the stream manager forwards the set whole. A spout's do not:
-        // its stream manager must start a tree before any ack of it can arrive, and it
-        // starts one when it keys the spout's tuple.
+        // With acking, addressed tuples get their keys here and their emits go in a control
+        // set, so the stream manager forwards the set whole. A spout's emits start its
+        // trees: they are framed ahead of the data (`tree_starts`), so that the stream
+        // manager has each tree before the tuple goes on and any ack of it can come back.
         let acking = self.mode.is_acking();
         let addressed = match dest {
-            _ if acking && !bolt => None,
             Dest::Direct(task) => Some(task),
             Dest::Grouped => out.route.as_mut().map(|r| r.task(values)),
             Dest::Pinned(_) => None,
@@ -416,7 +421,13 @@ impl Emitter {
             Some(_) => self.by_dest.pushed(),
             None => self.open_count += 1,
         }
-        if key != 0 {
+        if key != 0 && !bolt {
+            // a spout's tuple has a fresh root: one entry each, nothing to merge
+            self.tree_starts.push(ControlKind::Emit, roots, key);
+            if self.tree_starts.count() as usize >= CONTROL_SET_MAX_TUPLES {
+                self.tree_starts.take_frame(&mut self.lead, self.task_id);
+            }
+        } else if key != 0 {
             // one entry per root: the XOR of the keys of its tuples in this set
             self.control.push_merged(ControlKind::Emit, roots, key);
             if self.control.count() as usize >= CONTROL_SET_MAX_TUPLES {
@@ -608,7 +619,10 @@ impl Emitter {
 
     /// `true` when output is waiting.
     pub fn has_output(&self) -> bool {
-        self.open.is_some() || !self.frames.is_empty() || !self.control.is_empty()
+        self.open.is_some()
+            || !self.frames.is_empty()
+            || !self.control.is_empty()
+            || !self.lead.is_empty()
     }
 
     /// `true` when acks or fails are waiting to go out (output that should not be held back:
@@ -622,16 +636,24 @@ impl Emitter {
         self.frames.len()
             + self.tuples.len()
             + self.by_dest.bytes()
-            + self.control.count() as usize * CONTROL_TUPLE_BYTES
+            + self.lead.len()
+            + (self.control.count() + self.tree_starts.count()) as usize * CONTROL_TUPLE_BYTES
     }
 
-    /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: the data sets in
-    /// emit order, then the acks and fails. Empty when there is nothing.
+    /// Takes the waiting output as Heron packets, one `HeronTupleSet` each: a spout's tree
+    /// starts (`ATLEAST_ONCE`), the data sets in emit order, then the acks and fails. Empty
+    /// when there is nothing.
     pub fn take_frames(&mut self) -> Bytes {
         self.acks_waiting = false;
         self.close_data();
         self.close_control();
-        self.frames.split().freeze()
+        self.tree_starts.take_frame(&mut self.lead, self.task_id);
+        if self.lead.is_empty() {
+            return self.frames.split().freeze();
+        }
+        self.lead.extend_from_slice(&self.frames);
+        self.frames.clear();
+        self.lead.split().freeze()
     }
 
     /// Takes the waiting output decoded (for tests; the runtime uses

@@ -4,11 +4,14 @@
 //! plain data path, no keys and no tracking):
 //!
 //! * every (tuple with roots, destination) gets a fresh random non-zero key, written into the
-//!   copy in the batch;
+//!   copy in the batch, unless its sender keyed it (a keyed set, whose emits its sender
+//!   sent: ours, ahead of a spout's set and with or before a bolt's acks);
 //! * a spout tuple XORs its keys into its tree's entry in the [`XorTracker`] (this stream
 //!   manager runs the spout); a bolt tuple's keys become one `emits` control tuple per root,
 //!   for the stream manager of that root's spout task;
-//! * acks and fails from local bolts are split per root and go the same way;
+//! * acks and fails (and emits) from local instances are split per root and go the same way,
+//!   merged per root while held (an emit riding in an ack:
+//!   [`ControlTuples::push_merged`]);
 //! * control tuples for a spout task here are applied at once (emits, then acks, then fails
 //!   of a set); those for spout tasks elsewhere are held per task and sent, batched, as a
 //!   `TupleStreamMessage` whose `HeronTupleSet2` has only a control set;
@@ -372,7 +375,7 @@ impl Acking {
             return;
         }
         if self.is_spout(task) {
-            // merged per root: the emits of one tuple's copies and children become one
+            // merged per root: the emits and acks held for one root become one entry
             self.remote
                 .entry(task)
                 .or_default()

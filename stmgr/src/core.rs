@@ -218,13 +218,11 @@ impl Core {
             acking: self.acking.as_mut(),
         };
         let mut routed = Routed::default();
-        // a set its sender addressed to one task, with no trees to key (or keyed by a bolt
-        // that sent the emits itself): forwarded whole
+        // a set its sender addressed to one task, with no trees to key (or keyed by its
+        // sender, who sent the emits itself; a spout's ahead of the set): forwarded whole
         let forward = match (set.dest_task, &into.acking) {
             (Some(task), None) => into.router.sole_addressed_slot(stream, task),
-            (Some(task), Some(ack)) if set.keyed && !ack.tracks(src_task) => {
-                into.router.sole_addressed_slot(stream, task)
-            }
+            (Some(task), Some(_)) if set.keyed => into.router.sole_addressed_slot(stream, task),
             _ => None,
         };
         let result = match forward {

@@ -4,8 +4,8 @@
 //! it without reading each tuple's destination and routing it.
 //!
 //! The emitter knows the task of a tuple on a direct stream, and of a tuple on a stream whose
-//! one consumer groups it by fields or shuffles it ([`Route`]). In `ATLEAST_ONCE` it addresses
-//! only a bolt's tuples, keys them itself and marks the sets keyed
+//! one consumer groups it by fields or shuffles it ([`Route`]). In `ATLEAST_ONCE` it keys the
+//! anchored tuples it addresses itself and marks the sets keyed
 //! ([`KEYED_FIELD`](heron_proto::tuple::KEYED_FIELD)). It keeps one
 //! stream's tuples here at a time and closes every set when the stream changes, or when an
 //! emit of the stream is not addressed (a pinned one), so tuples keep their emit order across

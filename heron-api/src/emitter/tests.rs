@@ -521,7 +521,7 @@ fn addressed_sets(e: &mut Emitter) -> Vec<(String, Option<i32>, usize)> {
 }
 
 #[test]
-fn a_streams_one_shuffle_consumer_gets_sets_addressed_in_turn_a_spouts_unaddressed_with_acking() {
+fn a_streams_one_shuffle_consumer_gets_sets_addressed_in_turn() {
     let topology_with = |grouping: &str, mode: ReliabilityMode| {
         let mut b = crate::TopologyBuilder::new();
         b.set_spout("src", || Src, 1);
@@ -572,12 +572,43 @@ fn a_streams_one_shuffle_consumer_gets_sets_addressed_in_turn_a_spouts_unaddress
         assert_eq!(got.iter().map(|(_, n)| n).sum::<usize>(), 10);
         assert!(got.iter().all(|(t, n)| t.is_some() && *n == 5), "{got:?}");
     }
-    // a spout's tuples with acking: its stream manager keys them, so they go unaddressed
+    // a spout's tuples with acking: addressed as well, each keyed, its tree started by an
+    // emit framed ahead of the data
     let mut e = topology_with("shuffle", ReliabilityMode::AtLeastOnce);
     for i in 0..4 {
         SpoutOutputCollector::new(&mut e).emit_with_id(values!["a"], i);
     }
-    assert_eq!(addressed_sets(&mut e), vec![(s("default"), None, 4)]);
+    SpoutOutputCollector::new(&mut e).emit(values!["b"]); // no id: no tree
+    let mut frames = BytesMut::from(&e.take_frames()[..]);
+    let codec = HeronCodec::new(0);
+    let mut sets = Vec::new();
+    while let Some(p) = codec.decode_packet(&mut frames).unwrap() {
+        sets.push(p.decode::<HeronTupleSet>().unwrap());
+    }
+    let starts = sets[0].control.as_ref().expect("the tree starts first");
+    assert!(starts.acks.is_empty() && starts.fails.is_empty());
+    let mut keyed: Vec<(i64, i64)> = Vec::new();
+    for set in &sets[1..] {
+        assert!(set.control.is_none());
+        for t in &data(set).tuples {
+            if let [root] = &t.roots[..] {
+                assert_eq!(root.taskid, 1);
+                keyed.push((root.key, t.key));
+            } else {
+                assert!(t.roots.is_empty() && t.key == 0);
+            }
+        }
+    }
+    assert_eq!(keyed.len(), 4);
+    assert!(keyed.iter().all(|&(_, k)| k != 0));
+    let mut started: Vec<(i64, i64)> = starts
+        .emits
+        .iter()
+        .map(|e| (e.roots[0].key, e.ackedtuple))
+        .collect();
+    keyed.sort();
+    started.sort();
+    assert_eq!(started, keyed, "one emit per tuple: its root and its key");
     // local-or-shuffle needs the containers: the stream manager chooses
     let mut e = topology_with("local", ReliabilityMode::AtMostOnce);
     SpoutOutputCollector::new(&mut e).emit(values!["a"]);
@@ -585,8 +616,7 @@ fn a_streams_one_shuffle_consumer_gets_sets_addressed_in_turn_a_spouts_unaddress
 }
 
 #[test]
-fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order_a_spouts_unaddressed_with_acking()
-{
+fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order() {
     let mut e = emitter(ReliabilityMode::AtMostOnce);
     for task in [7, 8, 7, 7] {
         e.emit_bolt("direct", Some(task), &[], &values!["x"]);
@@ -603,7 +633,7 @@ fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order_a_spouts_unadd
             (s("direct"), Some(8), 1),
         ]
     );
-    // with acking a bolt's tuples (unanchored or not) are addressed too, a spout's are not
+    // with acking, tuples (unanchored or not) are addressed too
     let mut e = emitter(ReliabilityMode::AtLeastOnce);
     let t = input(vec![(1, 2)], 3);
     e.emit_bolt("direct", Some(7), &[], &values!["x"]);
@@ -616,7 +646,10 @@ fn direct_tuples_go_in_one_set_per_task_and_runs_keep_their_order_a_spouts_unadd
     for msg_id in [None, Some(Value::from(1))] {
         e.emit_spout("direct", Some(7), &values!["x"], msg_id.clone());
         e.emit_spout("direct", Some(8), &values!["x"], msg_id);
-        assert_eq!(addressed_sets(&mut e), vec![(s("direct"), None, 2)]);
+        assert_eq!(
+            addressed_sets(&mut e),
+            vec![(s("direct"), Some(7), 1), (s("direct"), Some(8), 1)]
+        );
     }
 }
 
@@ -654,7 +687,8 @@ fn with_acking_a_bolts_addressed_tuples_carry_keys_whose_emits_go_in_its_control
         vec![(7, 1), (7, 2), (7, 0), (8, 1)]
     );
     assert!(k[0] != 0 && k[1] != 0 && k[3] != 0 && k[2] == 0, "{k:?}");
-    // one control set after the data: the emits (merged per single root), then the ack
+    // one control set after the data: the emits with several roots, and one ack for root
+    // (1, 10) carrying the emits anchored to it alone and the ack of `a`
     assert_eq!(control.len(), 1);
     let root = |taskid, key| RootId { taskid, key };
     let emits: Vec<_> = control[0]
@@ -662,15 +696,13 @@ fn with_acking_a_bolts_addressed_tuples_carry_keys_whose_emits_go_in_its_control
         .iter()
         .map(|e| (e.roots.clone(), e.ackedtuple))
         .collect();
-    assert_eq!(
-        emits,
-        vec![
-            (vec![root(1, 10)], k[0] ^ k[3]),
-            (vec![root(1, 10), root(2, 20)], k[1]),
-        ]
-    );
-    assert_eq!(control[0].acks.len(), 1);
-    assert_eq!(control[0].acks[0].ackedtuple, 3);
+    assert_eq!(emits, vec![(vec![root(1, 10), root(2, 20)], k[1])]);
+    let acks: Vec<_> = control[0]
+        .acks
+        .iter()
+        .map(|e| (e.roots.clone(), e.ackedtuple))
+        .collect();
+    assert_eq!(acks, vec![(vec![root(1, 10)], k[0] ^ k[3] ^ 3)]);
 }
 
 #[test]

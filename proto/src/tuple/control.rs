@@ -5,7 +5,7 @@
 //! buffer ([`ControlTuples`]), so an ack costs a few bytes written and no allocation; a
 //! received set is read in place in one walk ([`read_acks`]).
 
-use std::collections::hash_map::{Entry, HashMap};
+use std::collections::HashMap;
 
 use bytes::{BufMut, BytesMut};
 
@@ -43,10 +43,21 @@ pub enum ControlKind {
 pub struct ControlTuples {
     buf: BytesMut,
     count: u32,
-    /// Where the `ackedtuple` of each single-root ack and emit held is, by kind and root
-    /// (for [`push_merged`](Self::push_merged)). [`KeyHasher`](crate::keys::KeyHasher) hashes the triple as its
-    /// last part, the random root key.
-    merged: HashMap<(u8, i32, i64), usize, KeyBuildHasher>,
+    /// Where each single-root ack or emit held is, by root (for
+    /// [`push_merged`](Self::push_merged)). [`KeyHasher`](crate::keys::KeyHasher) hashes the
+    /// pair as its last part, the random root key.
+    merged: HashMap<(i32, i64), Held, KeyBuildHasher>,
+    /// The root merged into last, and its entry: a bolt's emits and ack for one input come
+    /// one after another, so most merges find their entry here without a lookup.
+    last: Option<((i32, i64), Held)>,
+}
+
+/// Where a merged entry is in the buffer: its first byte (the list's field key, rewritten
+/// when an emit entry becomes an ack) and its `ackedtuple`.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    start: u32,
+    acked: u32,
 }
 
 impl ControlTuples {
@@ -57,44 +68,71 @@ impl ControlTuples {
         self.count += 1;
     }
 
-    /// [`push`](Self::push), except that an ack or emit with one root already held for the
-    /// same kind and root is merged into it: its `ackedtuple` becomes the XOR of both. A
-    /// receiver XORs every `ackedtuple` into its roots' trees, so one entry with `a ^ b` does
-    /// what two with `a` and `b` do, in fewer bytes and less work on the way. Fails, and
-    /// tuples with several roots, are appended as they come.
+    /// [`push`](Self::push), except that an ack or emit with one root already held (as an
+    /// ack or an emit) is merged into it: its `ackedtuple` becomes the XOR of both, and it is
+    /// an ack once an ack is merged in. A receiver XORs every `ackedtuple` into its roots'
+    /// trees, so one entry with `a ^ b` does what two with `a` and `b` do, in fewer bytes and
+    /// less work on the way. A bolt's emits anchored to an input and its ack of that input
+    /// become one ack: the tree gets the children's keys and loses the input's at once.
+    ///
+    /// Why an emit may ride in an ack: a receiver applies a set's emits before its acks, so
+    /// that no ack can complete a tree before the emits that extend it. An emit merged into
+    /// an ack entry is applied with that entry, which was added before the emit was; the ack
+    /// of the emit's anchor is added after the emit (a tuple is anchored to before it is
+    /// acked), so it is this entry or a later one, and the anchor's key keeps the tree open
+    /// until the emit is in. Fails, and tuples with several roots, are appended as they come.
     ///
     /// ```
     /// use heron_proto::prost::Message;
     /// use heron_proto::system::HeronControlTupleSet;
     /// use heron_proto::tuple::{ControlKind, ControlTuples};
     /// let mut c = ControlTuples::default();
+    /// c.push_merged(ControlKind::Emit, &[(1, 10)], 0b1000);
     /// c.push_merged(ControlKind::Ack, &[(1, 10)], 0b0110);
     /// c.push_merged(ControlKind::Ack, &[(1, 11)], 1);
     /// c.push_merged(ControlKind::Ack, &[(1, 10)], 0b0011);
     /// assert_eq!(c.count(), 2);
     /// let set = HeronControlTupleSet::decode(c.as_bytes()).unwrap();
-    /// assert_eq!(set.acks[0].ackedtuple, 0b0101);
+    /// assert!(set.emits.is_empty());
+    /// assert_eq!(set.acks[0].ackedtuple, 0b1101);
     /// assert_eq!(set.acks[1].roots[0].key, 11);
     /// ```
     pub fn push_merged(&mut self, kind: ControlKind, roots: &[(i32, i64)], acked: i64) {
-        let &[(task, root)] = roots else {
+        let &[root] = roots else {
             return self.push(kind, roots, acked);
         };
         if kind == ControlKind::Fail {
             return self.push(kind, roots, acked);
         }
-        match self.merged.entry((kind as u8, task, root)) {
-            Entry::Occupied(at) => {
-                let field = &mut self.buf[*at.get()..*at.get() + 8];
-                let held = i64::from_le_bytes(field.try_into().expect("8 bytes"));
-                field.copy_from_slice(&(held ^ acked).to_le_bytes());
+        let held = match self.last {
+            Some((r, at)) if r == root => Some(at),
+            _ => self.merged.get(&root).copied(),
+        };
+        let at = match held {
+            Some(at) => {
+                let (start, acked_at) = (at.start as usize, at.acked as usize);
+                let field = &mut self.buf[acked_at..acked_at + 8];
+                let was = i64::from_le_bytes(field.try_into().expect("8 bytes"));
+                field.copy_from_slice(&(was ^ acked).to_le_bytes());
+                if kind == ControlKind::Ack {
+                    self.buf[start] = key(ControlKind::Ack as u8, LEN);
+                }
+                at
             }
-            Entry::Vacant(slot) => {
+            None => {
+                // a control set is at most a packet, far below 4 GiB
+                let start = self.buf.len() as u32;
                 put_ack(&mut self.buf, kind, roots, acked);
-                slot.insert(self.buf.len() - 8);
+                let at = Held {
+                    start,
+                    acked: (self.buf.len() - 8) as u32,
+                };
+                self.merged.insert(root, at);
                 self.count += 1;
+                at
             }
-        }
+        };
+        self.last = Some((root, at));
     }
 
     /// The number of control tuples held.
@@ -125,6 +163,7 @@ impl ControlTuples {
         self.buf.clear();
         self.count = 0;
         self.merged.clear();
+        self.last = None;
     }
 
     /// Appends what is held as a whole `HeronTupleSet` packet from `src_task` (an instance to

@@ -417,3 +417,33 @@ fn a_keyed_set_routed_per_tuple_keeps_the_senders_key_on_its_first_copy() {
     assert_only_root_acked(&h.round(true));
     assert_eq!(h.core.pending_trees(), 0);
 }
+
+#[test]
+fn a_spouts_tree_starts_ahead_of_its_keyed_set_start_its_trees_and_the_set_goes_whole() {
+    use heron_proto::tuple::{ControlKind, ControlTuples};
+    let mut h = running(api::Grouping::Shuffle);
+    // as our emitter writes a spout's output: an emit per tuple, then the set to task 3
+    let (ka, kb) = (0x0a, 0x0b);
+    let (mut starts, mut tuples, mut frames) =
+        (ControlTuples::default(), BytesMut::new(), BytesMut::new());
+    for (w, root, k) in [("a", ROOT, ka), ("b", ROOT + 1, kb)] {
+        let v = data_tuple(w).values[0].clone();
+        heron_proto::tuple::put_data_tuple_keyed(&mut tuples, k, &[(1, root)], &[&v[..]], &[]);
+        starts.push(ControlKind::Emit, &[(1, root)], k);
+    }
+    starts.take_frame(&mut frames, 1);
+    let stream = heron_proto::tuple::stream_field("default", "spout");
+    heron_proto::tuple::put_data_set_frame_to(&mut frames, &stream, 3, true, &tuples, 1);
+    let codec = HeronCodec::new(0);
+    while let Some(p) = codec.decode_packet(&mut frames).unwrap() {
+        h.core.on_packet(SPOUT, &p, h.now);
+    }
+    let out = h.round(true);
+    assert_eq!(keys_to(&out, BOLT), vec![ka, kb], "forwarded as keyed");
+    assert!(keys_to(&out, PEER_OUT).is_empty());
+    assert_eq!(h.core.pending_trees(), 2);
+    // the bolt acks "a": its tree completes, the other stays
+    h.send(BOLT, &control(&[(&[(1, ROOT)], ka)], &[]));
+    assert_only_root_acked(&h.round(true));
+    assert_eq!(h.core.pending_trees(), 1);
+}
