@@ -49,10 +49,15 @@ struct ReadState {
     /// What came with the registration, handed out first.
     initial: Option<InBatch>,
     closed: bool,
-    /// The last read found the socket empty, and no wait has seen it readable since: the
-    /// next wait need not read first (that read would only return `EAGAIN`: the executor
-    /// takes its input with [`Inbox::try_recv`] until it is empty, then waits).
+    /// The last read found the socket empty (or emptied it: it returned less than asked),
+    /// and no wait has seen it readable since: the next wait need not read first (that read
+    /// would only return `EAGAIN`: the executor takes its input with [`Inbox::try_recv`]
+    /// until it is empty, then waits).
     drained: bool,
+    /// The last read emptied the socket: the next [`Inbox::try_recv`] answers `Empty`
+    /// without reading (the executor then waits, and the wait's poll sees what came since).
+    /// Once only, so that a caller that never waits still reads every other call.
+    skip_read: bool,
     /// `recv` calls made (for tests).
     reads: u64,
     executes: StreamCounter,
@@ -94,6 +99,7 @@ impl Inbox {
                 initial: (!initial.is_empty()).then_some(initial),
                 closed: false,
                 drained: false,
+                skip_read: false,
                 reads: 0,
                 executes,
             }),
@@ -107,9 +113,11 @@ impl Inbox {
         InboxWaker(Arc::clone(&self.waker))
     }
 
-    /// The messages of what the socket holds now, without waiting.
+    /// The messages of what the socket holds now, without waiting. `Empty` without a read
+    /// right after a read that emptied the socket (the call after that reads again): input
+    /// that came since is found by the next wait at once.
     pub fn try_recv(&self) -> Result<InBatch, TryRecvError> {
-        self.state.borrow_mut().try_take()
+        self.state.borrow_mut().try_take(false)
     }
 
     /// Waits until messages come; fails once the connection is closed.
@@ -147,7 +155,7 @@ impl Inbox {
             let drained = self.state.borrow().drained;
             // skipped only before a wait, or right after a wait that found the socket quiet
             if !drained || (stop && !waited) {
-                match self.try_recv() {
+                match self.state.borrow_mut().try_take(stop && !waited) {
                     Ok(b) => return Ok(b),
                     Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                     Err(TryRecvError::Empty) => {}
@@ -193,7 +201,8 @@ impl Inbox {
         // a timeout or a wake-up alone leaves the socket as empty as it was
         let socket_quiet = rc == 0 || (rc > 0 && fds[0].revents == 0);
         if !socket_quiet {
-            self.state.borrow_mut().drained = false;
+            let mut state = self.state.borrow_mut();
+            (state.drained, state.skip_read) = (false, false);
         }
         if rc > 0 && fds[1].revents != 0 {
             let mut sink = [0u8; 64];
@@ -203,14 +212,16 @@ impl Inbox {
 }
 
 impl ReadState {
-    fn try_take(&mut self) -> Result<InBatch, TryRecvError> {
+    /// What is buffered or can be read now; `force`: read even right after a read that
+    /// emptied the socket.
+    fn try_take(&mut self, force: bool) -> Result<InBatch, TryRecvError> {
         if let Some(b) = self.initial.take() {
             return Ok(b);
         }
         if self.closed {
             return Err(TryRecvError::Disconnected);
         }
-        self.drained = false;
+        let mut may_read = force || !std::mem::take(&mut self.skip_read);
         loop {
             let mut batch = InBatch::new();
             if let Err(e) = self.decode_buffered(&mut batch) {
@@ -219,6 +230,9 @@ impl ReadState {
             }
             if !batch.is_empty() {
                 return Ok(batch);
+            }
+            if !may_read {
+                return Err(TryRecvError::Empty);
             }
             let fd = self.stream.as_raw_fd();
             self.reads += 1;
@@ -237,12 +251,19 @@ impl ReadState {
                     tracing::info!("the stream manager closed the connection");
                     return Err(self.close());
                 }
-                n if n > 0 => self.buf.extend_from_slice(&self.scratch[..n as usize]),
+                n if n > 0 => {
+                    let n = n as usize;
+                    self.buf.extend_from_slice(&self.scratch[..n]);
+                    // less than asked: the socket is empty now (until a wait sees more)
+                    let emptied = n < self.scratch.len();
+                    (self.drained, self.skip_read) = (emptied, emptied);
+                    may_read = !emptied;
+                }
                 _ => {
                     let e = std::io::Error::last_os_error();
                     match e.kind() {
                         ErrorKind::WouldBlock => {
-                            self.drained = true;
+                            (self.drained, self.skip_read) = (true, false);
                             return Err(TryRecvError::Empty);
                         }
                         ErrorKind::Interrupted => {}
@@ -394,11 +415,21 @@ mod tests {
         });
         assert_eq!(plans(&inbox.recv_timeout(LONG).unwrap()), 1);
         assert_eq!(reads(), 2, "one read after the socket became readable");
+        // that read emptied the socket: asking again answers at once, without a read, and
         // data already waiting when the executor asks is found by the wait's poll
         let mut peer = writer.join().unwrap();
         assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
+        assert_eq!(reads(), 2, "no read right after the socket was emptied");
         peer.write_all(&plan_frame()).unwrap();
         assert_eq!(plans(&inbox.recv_timeout(LONG).unwrap()), 1);
+        assert_eq!(reads(), 3, "the poll saw it readable: one read");
+        // once only: a caller that asks again without waiting reads
+        assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
+        assert_eq!(reads(), 3);
+        peer.write_all(&plan_frame()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(plans(&inbox.try_recv().expect("read, not skipped")), 1);
+        assert_eq!(reads(), 4);
         // a caller that is woken already does not wait, so it reads: input that came since
         // its last empty read is not left behind (a bolt whose async output stays pending)
         assert!(matches!(inbox.try_recv(), Err(TryRecvError::Empty)));
