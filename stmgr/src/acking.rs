@@ -30,6 +30,7 @@ use crate::routing::Router;
 use crate::xor::{XorTracker, DEFAULT_NBUCKETS};
 use bytes::BytesMut;
 use heron_proto::codec::encode_raw;
+use heron_proto::keys::KeyBuildHasher;
 use heron_proto::system::PhysicalPlan;
 use heron_proto::tuple::{read_acks, AckEntry, ControlKind as Kind, ControlTuples, TupleError};
 use heron_proto::ReqId;
@@ -107,9 +108,9 @@ pub(crate) struct Acking {
     spouts: Vec<i32>,
     rng: KeyRng,
     /// Control tuples for spout tasks of other stream managers, by task.
-    remote: HashMap<i32, ControlTuples>,
+    remote: HashMap<i32, ControlTuples, KeyBuildHasher>,
     /// Acks and fails for local spout instances, by task.
-    local: HashMap<i32, ControlTuples>,
+    local: HashMap<i32, ControlTuples, KeyBuildHasher>,
     /// When the oldest held control tuple was added.
     since: Option<Instant>,
     counters: AckCounters,
@@ -301,8 +302,8 @@ impl Acking {
             tracker: XorTracker::new(&[], timeout, DEFAULT_NBUCKETS, now),
             spouts: Vec::new(),
             rng: KeyRng(rand::random()),
-            remote: HashMap::new(),
-            local: HashMap::new(),
+            remote: HashMap::default(),
+            local: HashMap::default(),
             since: None,
             counters: AckCounters::default(),
             entries: Vec::new(),
@@ -354,13 +355,13 @@ impl Acking {
     /// Applies a control tuple for a spout task of this stream manager; `false` if the task
     /// is not tracked here.
     fn apply(&mut self, kind: Kind, task: i32, root: i64, value: i64, now: Instant) -> bool {
-        if !self.tracker.tracks(task) {
+        let Some(trees) = self.tracker.trees_mut(task) else {
             return false;
-        }
+        };
         let done = match kind {
-            Kind::Emit => self.tracker.emit(task, root, value),
-            Kind::Ack => self.tracker.ack(task, root, value),
-            Kind::Fail => self.tracker.fail(task, root),
+            Kind::Emit => trees.anchor(root, value),
+            Kind::Ack => trees.ack(root, value),
+            Kind::Fail => trees.remove(root),
         };
         if done {
             self.report(kind, task, root, now);

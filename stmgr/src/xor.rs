@@ -157,6 +157,12 @@ impl XorTracker {
         self.tasks.contains_key(&task)
     }
 
+    /// The trees of spout task `task`, if it is tracked here: for a caller that applies a
+    /// control tuple with one lookup of the task.
+    pub(crate) fn trees_mut(&mut self, task: i32) -> Option<&mut RotatingMap> {
+        self.tasks.get_mut(&task)
+    }
+
     /// XORs the key(s) of newly emitted tuples into the tree of root `(task, root)`, creating
     /// the entry if needed. `true` when that completed the tree (see [`RotatingMap::anchor`]).
     pub fn emit(&mut self, task: i32, root: i64, value: i64) -> bool {
