@@ -7,8 +7,9 @@
 //! * spout `ledger` (parallelism 2): task k of n owns the ids `i < N` with `i % n == k` and
 //!   emits each with message id `i`, at most `R` new ids per second per task. A failed id is
 //!   emitted again (a replay). Acked ids are appended to `<out-dir>/acked-<task>.log` (one
-//!   per line; flushed every 100 ms and at close), which the spout reads back when it is
-//!   restarted, so a restarted spout emits again only the ids not acked yet. It writes
+//!   per line; flushed every 100 ms, before each stats write and at close), which the spout
+//!   reads back when it is restarted, so a restarted spout emits again only the ids not
+//!   acked yet. It writes
 //!   `<out-dir>/spout-<task>.json` (emitted, acked, failed, replayed, opens, done) every
 //!   200 ms.
 //! * `--shape relay` (the default): `relay` (shuffle, 2) emits two tuples anchored to its
@@ -134,6 +135,8 @@ impl LedgerSpout {
     }
 
     fn write_stats(&mut self) {
+        // the ids counted acked here are in the ledger file before anyone reads "done"
+        self.flush();
         let body = serde_json::json!({
             "task": self.task,
             "owned": self.owned,
