@@ -421,17 +421,17 @@ impl Emitter {
             Some(_) => self.by_dest.pushed(),
             None => self.open_count += 1,
         }
-        if key != 0 && !bolt {
-            // a spout's tuple has a fresh root: one entry each, nothing to merge
-            self.tree_starts.push(ControlKind::Emit, roots, key);
-            if self.tree_starts.count() as usize >= CONTROL_SET_MAX_TUPLES {
-                self.tree_starts.take_frame(&mut self.lead, self.task_id);
-            }
-        } else if key != 0 {
+        if key != 0 && bolt {
             // one entry per root: the XOR of the keys of its tuples in this set
             self.control.push_merged(ControlKind::Emit, roots, key);
             if self.control.count() as usize >= CONTROL_SET_MAX_TUPLES {
                 self.close_control();
+            }
+        } else if key != 0 {
+            // a spout's tuple has a fresh root: one entry each, nothing to merge
+            self.tree_starts.push(ControlKind::Emit, roots, key);
+            if self.tree_starts.count() as usize >= CONTROL_SET_MAX_TUPLES {
+                self.tree_starts.take_frame(&mut self.lead, self.task_id);
             }
         }
         self.counters.emitted += 1;

@@ -220,9 +220,10 @@ impl Core {
         let mut routed = Routed::default();
         // a set its sender addressed to one task, with no trees to key (or keyed by its
         // sender, who sent the emits itself; a spout's ahead of the set): forwarded whole
-        let forward = match (set.dest_task, &into.acking) {
-            (Some(task), None) => into.router.sole_addressed_slot(stream, task),
-            (Some(task), Some(_)) if set.keyed => into.router.sole_addressed_slot(stream, task),
+        let forward = match set.dest_task {
+            Some(task) if into.acking.is_none() || set.keyed => {
+                into.router.sole_addressed_slot(stream, task)
+            }
             _ => None,
         };
         let result = match forward {

@@ -5,7 +5,7 @@
 //! buffer ([`ControlTuples`]), so an ack costs a few bytes written and no allocation; a
 //! received set is read in place in one walk ([`read_acks`]).
 
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 
 use bytes::{BufMut, BytesMut};
 
@@ -104,34 +104,31 @@ impl ControlTuples {
         if kind == ControlKind::Fail {
             return self.push(kind, roots, acked);
         }
-        let held = match self.last {
-            Some((r, at)) if r == root => Some(at),
-            _ => self.merged.get(&root).copied(),
-        };
-        let at = match held {
-            Some(at) => {
-                let (start, acked_at) = (at.start as usize, at.acked as usize);
-                let field = &mut self.buf[acked_at..acked_at + 8];
-                let was = i64::from_le_bytes(field.try_into().expect("8 bytes"));
-                field.copy_from_slice(&(was ^ acked).to_le_bytes());
-                if kind == ControlKind::Ack {
-                    self.buf[start] = key(ControlKind::Ack as u8, LEN);
+        let at = match self.last {
+            Some((r, at)) if r == root => at,
+            _ => match self.merged.entry(root) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(slot) => {
+                    // a control set is at most a packet, far below 4 GiB
+                    let start = self.buf.len() as u32;
+                    put_ack(&mut self.buf, kind, roots, acked);
+                    let at = *slot.insert(Held {
+                        start,
+                        acked: (self.buf.len() - 8) as u32,
+                    });
+                    self.count += 1;
+                    self.last = Some((root, at));
+                    return;
                 }
-                at
-            }
-            None => {
-                // a control set is at most a packet, far below 4 GiB
-                let start = self.buf.len() as u32;
-                put_ack(&mut self.buf, kind, roots, acked);
-                let at = Held {
-                    start,
-                    acked: (self.buf.len() - 8) as u32,
-                };
-                self.merged.insert(root, at);
-                self.count += 1;
-                at
-            }
+            },
         };
+        let (start, acked_at) = (at.start as usize, at.acked as usize);
+        let field = &mut self.buf[acked_at..acked_at + 8];
+        let was = i64::from_le_bytes(field.try_into().expect("8 bytes"));
+        field.copy_from_slice(&(was ^ acked).to_le_bytes());
+        if kind == ControlKind::Ack {
+            self.buf[start] = key(ControlKind::Ack as u8, LEN);
+        }
         self.last = Some((root, at));
     }
 
