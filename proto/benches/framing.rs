@@ -3,6 +3,9 @@
 //! * `tuple_set2/*`: a `HeronTupleSet2` (stream manager -> instance, and inside every
 //!   `TupleStreamMessage`) of 100 or 1000 small tuples (key, one root, a word and a count),
 //!   throughput in tuples and in wire bytes;
+//!   `parse_in_place/*` is the instance's check of such a set, tuples counted, not decoded;
+//! * `data_set/tuple_block/*`: the stream manager's walk over a `HeronDataTupleSet` it
+//!   forwards whole (100 or 1000 of the same tuples): their count and that each is framed;
 //! * `control/*`: a small control message (`StartBackPressureMessage`).
 //!
 //! Run: `cargo bench -p heron-proto --bench framing`.
@@ -14,7 +17,10 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use heron_proto::api::StreamId;
 use heron_proto::codec::{encode_message, encode_raw};
 use heron_proto::stmgr::StartBackPressureMessage;
-use heron_proto::system::{HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, RootId};
+use heron_proto::system::{
+    HeronDataTuple, HeronDataTupleSet, HeronDataTupleSet2, HeronTupleSet2, RootId,
+};
+use heron_proto::tuple::{parse_tuple_set2, split_data_set};
 use heron_proto::{HeronCodec, Message, Name, Packet, ReqId};
 use tokio_util::codec::Encoder;
 
@@ -23,6 +29,11 @@ const SIZES: [usize; 2] = [100, 1000];
 /// One encoded data tuple as an instance emits it in ATLEAST_ONCE: a key, one root, a
 /// string and an integer value (heron-rs value encoding: tag byte, payload).
 fn tuple(i: usize) -> Bytes {
+    data_tuple(i).encode_to_vec().into()
+}
+
+/// [`tuple`], not encoded.
+fn data_tuple(i: usize) -> HeronDataTuple {
     let mut word = vec![4u8];
     word.extend_from_slice(format!("word-{}", i % 997).as_bytes());
     let mut count = vec![2u8];
@@ -36,8 +47,6 @@ fn tuple(i: usize) -> Bytes {
         values: vec![word.into(), count.into()],
         dest_task_ids: vec![],
     }
-    .encode_to_vec()
-    .into()
 }
 
 fn tuple_set2(n: usize) -> HeronTupleSet2 {
@@ -117,6 +126,15 @@ fn bench_tuple_set2(c: &mut Criterion) {
                 BatchSize::SmallInput,
             )
         });
+        // The instance's read of a set in place: the set checked and its tuples counted,
+        // nothing decoded or copied.
+        g.bench_function(format!("parse_in_place/{n}"), |b| {
+            let payload = Bytes::from(payload.clone());
+            b.iter(|| {
+                let set = parse_tuple_set2(black_box(&payload)).unwrap();
+                set.data.map(|d| d.len())
+            })
+        });
         // Splitting and decoding the payload with prost, as the instance does (tuples stay
         // `Bytes` slices of the read buffer).
         g.bench_function(format!("decode_message/{n}"), |b| {
@@ -128,6 +146,37 @@ fn bench_tuple_set2(c: &mut Criterion) {
                 },
                 BatchSize::SmallInput,
             )
+        });
+    }
+    g.finish();
+}
+
+fn bench_tuple_block(c: &mut Criterion) {
+    let mut g = c.benchmark_group("framing/data_set");
+    for n in SIZES {
+        let set = HeronDataTupleSet {
+            stream: StreamId {
+                id: "default".into(),
+                component_name: "split".into(),
+            },
+            tuples: (0..n).map(data_tuple).collect(),
+        }
+        .encode_to_vec();
+        g.throughput(Throughput::ElementsAndBytes {
+            elements: n as u64,
+            bytes: set.len() as u64,
+        });
+        let (_, count) = split_data_set(&set)
+            .unwrap()
+            .tuple_block()
+            .unwrap()
+            .unwrap();
+        assert_eq!(count as usize, n, "every tuple counted");
+        g.bench_function(format!("tuple_block/{n}"), |b| {
+            b.iter(|| {
+                let set = split_data_set(black_box(&set)).unwrap();
+                set.tuple_block().unwrap().map(|(_, n)| n)
+            })
         });
     }
     g.finish();
@@ -168,5 +217,5 @@ fn bench_control(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_tuple_set2, bench_control);
+criterion_group!(benches, bench_tuple_set2, bench_tuple_block, bench_control);
 criterion_main!(benches);

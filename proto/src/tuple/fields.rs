@@ -181,6 +181,33 @@ impl<'a> Fields<'a> {
         self.buf.is_empty()
     }
 
+    /// Skips the next field when its key is the one byte `key` of a length-delimited field
+    /// and all its bytes are there, and says whether it did (nothing is read when not): the
+    /// hot loops' way past a set's tuples, one compare where [`Fields::read`] decodes the key
+    /// and its wire type. What it skips, `read` would have read as that field.
+    #[inline]
+    pub(crate) fn skip_len_field(&mut self, key: u8) -> bool {
+        debug_assert!(
+            key & 7 == LEN && key < 0x80,
+            "a one-byte length-delimited key"
+        );
+        let mut b = self.buf;
+        match b.split_first() {
+            Some((&k, rest)) if k == key => b = rest,
+            _ => return false,
+        }
+        let Ok(len) = read_varint(&mut b) else {
+            return false;
+        };
+        match usize::try_from(len).ok().and_then(|n| b.get(n..)) {
+            Some(rest) => {
+                self.buf = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Reads the next field; call only when [`Fields::is_empty`] is `false`.
     #[inline]
     pub(crate) fn read(&mut self) -> Result<(u32, Field<'a>), TupleError> {

@@ -199,14 +199,14 @@ impl<'a> DataSetRef<'a> {
             return Ok(None);
         };
         let block = &self.body[at..];
-        let mut n = 0u32;
-        for field in fields(block) {
-            match field? {
-                (2, Field::Len(_)) => n += 1,
-                (2, v) => return Err(wrong("HeronDataTupleSet", 2, &v)),
-                _ => return Ok(None),
-            }
-        }
+        let n = match count_tuple_fields(block) {
+            Some(n) => n,
+            // something other than well-framed `tuples` fields: the general walk says what
+            None => match walk_tuple_fields(block)? {
+                Some(n) => n,
+                None => return Ok(None),
+            },
+        };
         Ok(Some((block, n)))
     }
 
@@ -217,6 +217,39 @@ impl<'a> DataSetRef<'a> {
             .filter(|f| matches!(f, Ok((2, _))))
             .count() as u64
     }
+}
+
+/// The number of fields in `block` when every one is a `tuples` field (field 2, length
+/// delimited, its key in one byte as encoders write it) whose bytes are all there; `None`
+/// otherwise. The stream manager's walk over every set it forwards whole: a key byte, a
+/// length and a skip per tuple ([`Fields::skip_len_field`](super::fields::Fields)), where
+/// the general walk decodes each key and wire type. It accepts only what the general walk
+/// counts as tuples, so the two agree.
+#[inline]
+fn count_tuple_fields(block: &[u8]) -> Option<u32> {
+    let mut f = fields(block);
+    let mut n = 0u32;
+    while !f.is_empty() {
+        if !f.skip_len_field(key(2, LEN)) {
+            return None;
+        }
+        n = n.checked_add(1)?;
+    }
+    Some(n)
+}
+
+/// The number of fields in `block` when every one is a `tuples` field, reading each field
+/// in full (`None` when another field comes among them, an error when one is malformed).
+fn walk_tuple_fields(block: &[u8]) -> Result<Option<u32>, TupleError> {
+    let mut n = 0u32;
+    for field in fields(block) {
+        match field? {
+            (2, Field::Len(_)) => n += 1,
+            (2, v) => return Err(wrong("HeronDataTupleSet", 2, &v)),
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(n))
 }
 
 /// Reads a `HeronDataTupleSet`'s stream and finds its tuples.
@@ -481,6 +514,59 @@ mod tests {
             split_data_set(&late).is_err(),
             "the task as a length-delimited field"
         );
+    }
+
+    /// One piece of a block after a set's stream: a well-framed tuple field, or something the
+    /// fast count must leave to the general walk.
+    fn piece(kind: u8, len: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        match kind % 6 {
+            // a tuple field as encoders write it, its length in one or two bytes
+            0..=2 => {
+                b.push(0x12);
+                put_varint(&mut b, len as u64);
+                b.resize(b.len() + len, 7);
+            }
+            // the same key written in two bytes (valid protobuf, not what encoders write)
+            3 => {
+                b.extend_from_slice(&[0x92, 0x00]);
+                put_varint(&mut b, len as u64);
+                b.resize(b.len() + len, 7);
+            }
+            // another field among the tuples
+            4 => b.extend_from_slice(&[0x18, len as u8 & 0x7f]),
+            // a tuple field cut short
+            _ => {
+                b.push(0x12);
+                put_varint(&mut b, len as u64 + 1);
+                b.resize(b.len() + len, 7);
+            }
+        }
+        b
+    }
+
+    proptest::proptest! {
+        /// The fast count never disagrees with the general walk, and takes every block of
+        /// well-framed tuple fields.
+        #[test]
+        fn the_fast_tuple_count_agrees_with_the_general_walk(
+            pieces in proptest::collection::vec((0u8..6, 0usize..200), 0..12),
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+        ) {
+            let mut block: Vec<u8> = pieces.iter().flat_map(|&(k, n)| piece(k, n)).collect();
+            let general = walk_tuple_fields(&block);
+            match count_tuple_fields(&block) {
+                Some(n) => proptest::prop_assert_eq!(general, Ok(Some(n))),
+                None => proptest::prop_assert!(
+                    pieces.iter().any(|&(k, _)| k % 6 >= 3),
+                    "only well-framed tuple fields, yet no fast count"
+                ),
+            }
+            block.extend_from_slice(&noise);
+            if let Some(n) = count_tuple_fields(&block) {
+                proptest::prop_assert_eq!(walk_tuple_fields(&block), Ok(Some(n)));
+            }
+        }
     }
 
     #[test]

@@ -24,8 +24,8 @@ use std::ops::Range;
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::fields::{
-    fields, int32, len_delimited, put_varint, read_varint, skip, span, varint_len, write_varint,
-    wrong, Field,
+    fields, int32, key, len_delimited, put_varint, read_varint, skip, span, varint_len,
+    write_varint, wrong, Field, LEN,
 };
 use super::TupleError;
 
@@ -368,6 +368,10 @@ impl DataSet {
         let mut len = 0;
         let mut f = fields(&data);
         while !f.is_empty() {
+            if f.skip_len_field(key(2, LEN)) {
+                len += 1;
+                continue;
+            }
             match f.read()? {
                 (1, Field::Len(stream)) => {
                     let at = span(&data, &f, stream);
