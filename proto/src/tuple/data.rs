@@ -158,6 +158,35 @@ pub fn put_data_tuple_keyed<V: EncodeValue>(
 /// Checks a `RootId` and reads its task id and key (missing fields read as 0) in one walk.
 #[inline]
 pub(crate) fn decode_root(root: &[u8]) -> Result<(i32, i64), TupleError> {
+    match root_as_written(root) {
+        Some(r) => Ok(r),
+        None => decode_root_fields(root),
+    }
+}
+
+/// A `RootId` as [`put_roots`] writes it: the task (field 1, varint), then the key (field
+/// 2, 8 bytes), nothing else. Every tuple with acking carries one and every ack one or more,
+/// so this is read on the bolts' and the stream managers' hot paths; `None` for any other
+/// layout, which [`decode_root_fields`] reads (as it would read this one, the same).
+#[inline]
+fn root_as_written(root: &[u8]) -> Option<(i32, i64)> {
+    let (&k, mut rest) = root.split_first()?;
+    if k != key(1, VARINT) {
+        return None;
+    }
+    // int32: the low 32 bits of the varint, as prost reads it
+    let task = read_varint(&mut rest).ok()? as i32;
+    match rest {
+        [k, key_bytes @ ..] if *k == key(2, FIXED64) => {
+            let key_bytes: [u8; 8] = key_bytes.try_into().ok()?;
+            Some((task, i64::from_le_bytes(key_bytes)))
+        }
+        _ => None,
+    }
+}
+
+/// [`decode_root`] field by field, in any order, unknown fields skipped.
+fn decode_root_fields(root: &[u8]) -> Result<(i32, i64), TupleError> {
     let (mut task, mut k) = (0i32, 0i64);
     let mut f = fields(root);
     while !f.is_empty() {

@@ -186,3 +186,64 @@ fn the_scan_keeps_dest_tasks_as_a_second_walk_reads_them() {
         [7, 8, 9]
     );
 }
+
+/// Root layouts: as encoders write them, or what only the field-by-field read takes (or
+/// refuses).
+fn root_bytes(kind: u8, task: i32, k: i64, noise: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    match kind % 5 {
+        0 | 1 => {
+            put_roots(&mut b, 2, &[(task, k)]);
+            b.drain(..2); // the outer key and length
+        }
+        // the fields the other way round
+        2 => {
+            b.push(key(2, FIXED64));
+            b.extend_from_slice(&k.to_le_bytes());
+            b.push(key(1, VARINT));
+            put_varint(&mut b, int32(task));
+        }
+        // the key cut short
+        3 => {
+            b.push(key(1, VARINT));
+            put_varint(&mut b, int32(task));
+            b.push(key(2, FIXED64));
+            b.extend_from_slice(&k.to_le_bytes()[..5]);
+        }
+        // as written, then something more
+        _ => {
+            put_roots(&mut b, 2, &[(task, k)]);
+            b.drain(..2);
+            b.extend_from_slice(noise);
+        }
+    }
+    b
+}
+
+proptest::proptest! {
+    /// The fast read of a root agrees with the field-by-field one, and takes every root as
+    /// encoders write it.
+    #[test]
+    fn a_root_as_written_reads_as_field_by_field(
+        kind in 0u8..5,
+        task in proptest::num::i32::ANY,
+        k in proptest::num::i64::ANY,
+        noise in proptest::collection::vec(proptest::num::u8::ANY, 0..12),
+    ) {
+        let root = root_bytes(kind, task, k, &noise);
+        let general = decode_root_fields(&root);
+        match root_as_written(&root) {
+            Some(r) => {
+                proptest::prop_assert_eq!(general, Ok(r));
+                proptest::prop_assert_eq!(decode_root(&root), Ok(r));
+            }
+            None => {
+                proptest::prop_assert!(kind % 5 >= 2, "a root as written, not read fast");
+                proptest::prop_assert_eq!(decode_root(&root), general);
+            }
+        }
+        if kind % 5 < 2 {
+            proptest::prop_assert_eq!(decode_root(&root), Ok((task, k)));
+        }
+    }
+}
