@@ -6,6 +6,8 @@
 //!   `parse_in_place/*` is the instance's check of such a set, tuples counted, not decoded;
 //! * `data_set/tuple_block/*`: the stream manager's walk over a `HeronDataTupleSet` it
 //!   forwards whole (100 or 1000 of the same tuples): their count and that each is framed;
+//! * `control_set/read_acks/*`: a bolt's control set of 100 or 1000 single-root acks, read
+//!   as the stream managers read every control set;
 //! * `control/*`: a small control message (`StartBackPressureMessage`).
 //!
 //! Run: `cargo bench -p heron-proto --bench framing`.
@@ -20,7 +22,7 @@ use heron_proto::stmgr::StartBackPressureMessage;
 use heron_proto::system::{
     HeronDataTuple, HeronDataTupleSet, HeronDataTupleSet2, HeronTupleSet2, RootId,
 };
-use heron_proto::tuple::{parse_tuple_set2, split_data_set};
+use heron_proto::tuple::{parse_tuple_set2, read_acks, split_data_set, ControlKind, ControlTuples};
 use heron_proto::{HeronCodec, Message, Name, Packet, ReqId};
 use tokio_util::codec::Encoder;
 
@@ -182,6 +184,30 @@ fn bench_tuple_block(c: &mut Criterion) {
     g.finish();
 }
 
+/// A bolt's control set of `n` single-root acks, each with another root, read as the stream
+/// managers read every control set (`read_acks`).
+fn bench_read_acks(c: &mut Criterion) {
+    let mut g = c.benchmark_group("framing/control_set");
+    for n in SIZES {
+        let mut acks = ControlTuples::default();
+        for i in 0..n as i64 {
+            acks.push_merged(ControlKind::Ack, &[(1, 0x0fed_cba9 ^ i)], 0x1234_5678 ^ i);
+        }
+        g.throughput(Throughput::Elements(n as u64));
+        let mut out = Vec::with_capacity(n);
+        read_acks(acks.as_bytes(), &mut out).unwrap();
+        assert_eq!(out.len(), n, "every ack read");
+        g.bench_function(format!("read_acks/{n}"), |b| {
+            b.iter(|| {
+                out.clear();
+                read_acks(black_box(acks.as_bytes()), &mut out).unwrap();
+                out.len()
+            })
+        });
+    }
+    g.finish();
+}
+
 fn bench_control(c: &mut Criterion) {
     let mut g = c.benchmark_group("framing/control");
     let codec = HeronCodec::default();
@@ -217,5 +243,11 @@ fn bench_control(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_tuple_set2, bench_tuple_block, bench_control);
+criterion_group!(
+    benches,
+    bench_tuple_set2,
+    bench_tuple_block,
+    bench_read_acks,
+    bench_control
+);
 criterion_main!(benches);

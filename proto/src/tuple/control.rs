@@ -237,8 +237,15 @@ impl AckEntry {
 #[inline]
 pub fn read_acks(control: &[u8], out: &mut Vec<AckEntry>) -> Result<(), TupleError> {
     let mut rest = fields(control);
-    while let Some(field) = rest.next() {
-        let (n, v) = field?;
+    loop {
+        // entries as encoders write them inline, anything else field by field
+        let (n, v) = match rest.next_len_field() {
+            Some((n, v)) => (n, Field::Len(v)),
+            None => match rest.next() {
+                Some(field) => field?,
+                None => break,
+            },
+        };
         let kind = match n {
             1 => ControlKind::Ack,
             2 => ControlKind::Fail,

@@ -187,25 +187,26 @@ impl<'a> Fields<'a> {
     /// and its wire type. What it skips, `read` would have read as that field.
     #[inline]
     pub(crate) fn skip_len_field(&mut self, key: u8) -> bool {
-        debug_assert!(
-            key & 7 == LEN && key < 0x80,
-            "a one-byte length-delimited key"
-        );
-        let mut b = self.buf;
-        match b.split_first() {
-            Some((&k, rest)) if k == key => b = rest,
-            _ => return false,
+        self.buf.first() == Some(&key) && self.next_len_field().is_some()
+    }
+
+    /// Reads the next field when it is length-delimited with a one-byte key (fields 1 to 15,
+    /// as the encoders write them) and all its bytes are there: its number and bytes, as
+    /// [`Fields::read`] would return them. `None`, with nothing read, for anything else,
+    /// which `read` then reads or refuses.
+    #[inline]
+    pub(crate) fn next_len_field(&mut self) -> Option<(u32, &'a [u8])> {
+        let (&k, mut b) = self.buf.split_first()?;
+        if k & 7 != LEN || k >= 0x80 || k >> 3 == 0 {
+            return None;
         }
-        let Ok(len) = read_varint(&mut b) else {
-            return false;
-        };
-        match usize::try_from(len).ok().and_then(|n| b.get(n..)) {
-            Some(rest) => {
-                self.buf = rest;
-                true
-            }
-            None => false,
+        let len = usize::try_from(read_varint(&mut b).ok()?).ok()?;
+        if b.len() < len {
+            return None;
         }
+        let (value, rest) = b.split_at(len);
+        self.buf = rest;
+        Some((u32::from(k >> 3), value))
     }
 
     /// Reads the next field; call only when [`Fields::is_empty`] is `false`.
@@ -332,5 +333,43 @@ mod tests {
             wrong("M", 1, &Field::Fixed32(0)).to_string(),
             "field 1 of M has wire type 5"
         );
+    }
+
+    proptest::proptest! {
+        /// The fast read of a length-delimited field takes only what the general read
+        /// returns as that field, leaves the same bytes, and takes every such field with a
+        /// one-byte key that is all there.
+        #[test]
+        fn a_fast_length_field_read_agrees_with_the_general_read(
+            field in 1u8..20,
+            wire in 0u8..8,
+            len in 0usize..300,
+            cut in 0usize..4,
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+        ) {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, u64::from(field) << 3 | u64::from(wire));
+            put_varint(&mut buf, len as u64);
+            buf.resize(buf.len() + len.saturating_sub(cut), 7);
+            buf.extend_from_slice(&noise);
+            for bytes in [&buf[..], &noise[..]] {
+                let (mut fast, mut general) = (fields(bytes), fields(bytes));
+                let expected = (!general.is_empty()).then(|| general.read());
+                match fast.next_len_field() {
+                    Some((n, v)) => {
+                        proptest::prop_assert_eq!(expected, Some(Ok((n, Field::Len(v)))));
+                        proptest::prop_assert_eq!(fast.remaining(), general.remaining());
+                    }
+                    None => {
+                        proptest::prop_assert_eq!(fast.remaining(), bytes.len(), "nothing read");
+                        let taken = bytes.first().is_some_and(|&k| k < 0x80 && k & 7 == LEN && k >> 3 > 0);
+                        proptest::prop_assert!(
+                            !(taken && matches!(expected, Some(Ok((_, Field::Len(_)))))),
+                            "a one-byte length field that is all there, not read fast"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
