@@ -189,7 +189,7 @@ fn count_words(
                                 *counts.entry(w).or_default() += 1;
                                 n += 1;
                                 if let Some(h) = hist.as_mut() {
-                                    if n % LATENCY_SAMPLE_EVERY == 0 {
+                                    if n.is_multiple_of(LATENCY_SAMPLE_EVERY) {
                                         h.saturating_record(now_ns().saturating_sub(ts).max(1));
                                     }
                                 }

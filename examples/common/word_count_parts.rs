@@ -73,7 +73,7 @@ impl Bolt for CountBolt {
             std::thread::sleep(self.delay);
         }
         self.seen += 1;
-        if self.error_every > 0 && self.seen % self.error_every == 0 {
+        if self.error_every > 0 && self.seen.is_multiple_of(self.error_every) {
             collector.report_error(&format!("word {} of this task: a sample error", self.seen));
         }
         if let Some(word) = input.get_str(0) {

@@ -196,7 +196,7 @@ impl SpoutTask<'_, '_> {
             emitted_any = true;
             calls += 1;
             if self.emitter.pending_bytes() >= FLUSH_BYTES
-                || (calls % 16 == 0 && start.elapsed() >= EMIT_BATCH_TIME)
+                || (calls.is_multiple_of(16) && start.elapsed() >= EMIT_BATCH_TIME)
             {
                 break;
             }

@@ -117,7 +117,7 @@ fn at_least_once_retries_failed_records_and_commits_everything() {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let f = seed % 3 == 0;
+            let f = seed.is_multiple_of(3);
             fails += u64::from(f);
             f
         },

@@ -94,7 +94,7 @@ impl BoltRuntime {
             let id = self.pending.next_id();
             self.system_ids.insert(id);
             let secs = self.shell.ctx.config().tick_tuple_freq_ms().unwrap_or(0);
-            let freq = if secs % 1000 == 0 {
+            let freq = if secs.is_multiple_of(1000) {
                 Node::Int((secs / 1000) as i64)
             } else {
                 Node::Float(secs as f64 / 1000.0)
