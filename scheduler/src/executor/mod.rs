@@ -6,15 +6,16 @@
 //! their container left the plan.
 
 mod plan;
+mod ports;
 mod signals;
 mod supervise;
 mod supervisor;
 
 pub use plan::{
-    auth_secret_file, container_processes, free_ports, is_effectively_once, ContainerPorts,
-    ProcessSpec, FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_SHELL,
-    FIXED_STATS,
+    auth_secret_file, container_processes, is_effectively_once, ContainerPorts, ProcessSpec,
+    FIXED_CKPTMGR, FIXED_CONTROLLER, FIXED_LOCAL_DATA, FIXED_SERVER, FIXED_SHELL, FIXED_STATS,
 };
+pub use ports::{free_ports, CLAIMS_PATH, CLAIM_TTL};
 pub use supervise::{supervise, supervise_until};
 pub use supervisor::{BackoffPolicy, ProcessState, Supervisor};
 

@@ -2,11 +2,11 @@
 //! the ports the executor picked (flags as in `docs/internals.md`). `EFFECTIVELY_ONCE`
 //! topologies also run a checkpoint manager `ckptmgr-<shard>` in every container.
 
+use super::free_ports;
 use super::ExecutorConfig;
 use crate::SchedulerError;
 use heron_proto::api;
 use heron_proto::system::PackingPlan;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 /// `true` when the topology's `topology.reliability.mode` is `EFFECTIVELY_ONCE`: its
@@ -156,56 +156,6 @@ impl ContainerPorts {
             }
         }
     }
-}
-
-/// `n` distinct free ports on 127.0.0.1: bound together, read, released.
-///
-/// They are drawn below the kernel's ephemeral range (`ip_local_port_range`), so that
-/// between this pick and the daemons' own binds no `bind(port 0)` elsewhere (a tracker, a
-/// test, another process's listener) and no outgoing connection's source port can take
-/// them; only when none is found there does it fall back to ephemeral ports.
-pub fn free_ports(n: usize) -> Result<Vec<u16>, SchedulerError> {
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32768);
-    let (low, high) = (10_000u16, ephemeral_low);
-    let mut listeners: Vec<TcpListener> = Vec::with_capacity(n);
-    if high > low {
-        let mut x = seed();
-        for _ in 0..n.saturating_mul(64) {
-            if listeners.len() == n {
-                break;
-            }
-            // xorshift64: a different sequence per executor and call
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let port = low + (x % u64::from(high - low)) as u16;
-            if let Ok(l) = TcpListener::bind(("127.0.0.1", port)) {
-                listeners.push(l);
-            }
-        }
-    }
-    while listeners.len() < n {
-        listeners.push(
-            TcpListener::bind(("127.0.0.1", 0))
-                .map_err(SchedulerError::io("picking a free port"))?,
-        );
-    }
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(SchedulerError::io("picking a free port"))
-}
-
-/// A per-process, per-call seed for [`free_ports`] (never 0).
-fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    (nanos ^ (u64::from(std::process::id()) << 32)) | 1
 }
 
 /// The processes of the executor's container: the tmaster for shard 0; for shard N the

@@ -271,36 +271,3 @@ fn effectively_once_containers_run_a_checkpoint_manager() {
         "instances do not talk to the checkpoint manager"
     );
 }
-
-#[test]
-fn free_ports_are_distinct_and_outside_the_ephemeral_range() {
-    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok());
-    // Each port is free when returned, so binding it at once succeeds. Other tests of this
-    // binary start daemons on ports of their own at the same time and may take one in
-    // between (as in CI once): then a fresh call must do it. A broken `free_ports` fails
-    // every attempt.
-    let mut taken = Vec::new();
-    for _ in 0..3 {
-        let ports = free_ports(6).unwrap();
-        let mut unique = ports.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), 6, "{ports:?}");
-        if let Some(low) = low {
-            assert!(
-                ports.iter().all(|&p| (10_000..low).contains(&p)),
-                "{ports:?} (ephemeral from {low})"
-            );
-        }
-        taken = ports
-            .into_iter()
-            .filter(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_err())
-            .collect();
-        if taken.is_empty() {
-            return;
-        }
-    }
-    panic!("ports in use right after free_ports returned them, three times: {taken:?}");
-}
