@@ -28,6 +28,9 @@ pub const CLAIMS_PATH: &str = "/tmp/heron-rs-port-claims";
 /// How long a claim holds: far longer than a daemon takes to start and bind its port.
 pub const CLAIM_TTL: Duration = Duration::from_secs(60);
 
+/// The longest wait for the claims file's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
 /// The lowest port picked (below it are the well-known and registered services people run).
 const LOWEST: u16 = 10_000;
 
@@ -193,16 +196,34 @@ impl Claims {
 struct ClaimsFile(File);
 
 impl ClaimsFile {
-    /// Opens (creating) and locks `path`, waiting for another pick to finish.
+    /// Opens (creating; never through a symbolic link) and locks `path`, waiting up to
+    /// [`LOCK_WAIT`] for another pick to finish: a pick holds the lock for a few binds, so a
+    /// lock held longer is a stuck or hostile process, and ports are then picked without it.
     fn lock(path: &Path) -> std::io::Result<ClaimsFile> {
+        use std::os::unix::fs::OpenOptionsExt;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
-        file.lock()?;
-        Ok(ClaimsFile(file))
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(ClaimsFile(file)),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("still locked after {LOCK_WAIT:?}"),
+                    ))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+        }
     }
 
     fn read(&mut self) -> std::io::Result<String> {

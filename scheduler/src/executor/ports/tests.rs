@@ -92,6 +92,38 @@ fn picks_at_the_same_time_get_distinct_ports() {
 }
 
 #[test]
+fn a_claims_file_locked_too_long_is_passed_over() {
+    let dir = scratch();
+    let claims = dir.path().join("claims");
+    let holder = ClaimsFile::lock(&claims).unwrap();
+    let start = std::time::Instant::now();
+    let ports = free_ports_in(2, 20_000..30_000, &claims).unwrap();
+    let waited = start.elapsed();
+    assert_eq!(ports.len(), 2);
+    assert!(
+        waited >= LOCK_WAIT && waited < LOCK_WAIT * 5,
+        "waited {waited:?}"
+    );
+    drop(holder);
+    assert_eq!(
+        std::fs::read_to_string(&claims).unwrap(),
+        "",
+        "nothing claimed without the lock"
+    );
+}
+
+#[test]
+fn a_symbolic_link_is_not_followed() {
+    let dir = scratch();
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, "keep me").unwrap();
+    let claims = dir.path().join("claims");
+    std::os::unix::fs::symlink(&target, &claims).unwrap();
+    assert_eq!(free_ports_in(1, 20_000..30_000, &claims).unwrap().len(), 1);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+}
+
+#[test]
 fn without_a_claims_file_ports_are_still_picked() {
     let dir = scratch();
     let claims = dir.path().join("no-such-dir").join("claims");
