@@ -32,16 +32,19 @@ fn claims_hold_for_their_ttl_and_drop_what_does_not_parse() {
     );
 }
 
-/// Two free, adjacent ports (a range of 2 to pick from).
-fn two_free_ports() -> u16 {
+/// The first of `n` adjacent ports that are all free (a range of `n` to pick from).
+fn free_run(n: u16) -> u16 {
     for _ in 0..100 {
-        let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
-        let p = l.local_addr().unwrap().port();
-        if p < u16::MAX && TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+        let p = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if p < u16::MAX - n && (p..p + n).all(|q| TcpListener::bind(("127.0.0.1", q)).is_ok()) {
             return p;
         }
     }
-    panic!("no two adjacent free ports");
+    panic!("no {n} adjacent free ports");
 }
 
 #[test]
@@ -52,7 +55,7 @@ fn a_pick_skips_the_ports_an_earlier_pick_claimed() {
     for _ in 0..8 {
         let dir = scratch();
         let claims = dir.path().join("claims");
-        let low = two_free_ports();
+        let low = free_run(2);
         let first = free_ports_in(1, low..low + 2, &claims).unwrap();
         let second = free_ports_in(1, low..low + 2, &claims).unwrap();
         assert_ne!(first, second, "range {low}..{}", low + 2);
@@ -71,14 +74,7 @@ fn picks_at_the_same_time_get_distinct_ports() {
     // executors) pick two ports each from a range of twenty: all sixteen differ.
     let dir = scratch();
     let claims = dir.path().join("claims");
-    let low = loop {
-        let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
-        let p = l.local_addr().unwrap().port();
-        drop(l);
-        if p < u16::MAX - 20 && (p..p + 20).all(|q| TcpListener::bind(("127.0.0.1", q)).is_ok()) {
-            break p;
-        }
-    };
+    let low = free_run(20);
     let picks: Vec<Vec<u16>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
             .map(|_| s.spawn(|| free_ports_in(2, low..low + 20, &claims).unwrap()))
