@@ -184,6 +184,18 @@ fn impostors_without_the_secret_are_refused_and_the_topology_loses_nothing() {
         let e = heron_auth::connect_std(&mut s, &wrong);
         assert!(e.is_err(), "port {port} accepted a wrong secret");
     }
+    // ... and on the local data socket, on which the container's own instances connect
+    let local_socket = heron_flow::local_socket::address(local_port).unwrap();
+    let mut s = std::os::unix::net::UnixStream::connect_addr(&local_socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let e = heron_auth::connect_blocking(&mut s, &wrong);
+    assert!(e.is_err(), "the local socket accepted a wrong secret");
+    let instance_log = log_of(&env, "Ledger", &register.instance.instance_id);
+    assert!(
+        instance_log.contains("transport=\"local socket\""),
+        "{} did not connect on the local socket:\n{instance_log}",
+        register.instance.instance_id
+    );
 
     // The controller wants the token.
     let ctl = u16::try_from(tm.controller_port).unwrap();

@@ -1,27 +1,43 @@
-//! [`Link`]: a connection between daemons, plain TCP or TLS, read and written the same way.
+//! [`Link`]: a connection between daemons, plain TCP, TLS or a local socket, read and written
+//! the same way.
 
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 
-/// A connection between daemons: plain TCP (the default, and always on loopback-only links)
-/// or TLS ([`crate::Tls`]).
+/// A connection between daemons: plain TCP (the default, and always on loopback-only links),
+/// TLS ([`crate::Tls`]), or a Unix domain socket between two processes of one container.
 #[derive(Debug)]
 pub enum Link {
     /// Plain TCP.
     Plain(TcpStream),
     /// TLS over TCP, either side.
     Tls(Box<tokio_rustls::TlsStream<TcpStream>>),
+    /// A Unix domain socket (an instance and its stream manager), never authenticated.
+    Local(UnixStream),
 }
 
 impl Link {
-    /// The TCP socket under the link (for socket options).
-    pub fn tcp(&self) -> &TcpStream {
+    /// The TCP socket under the link (for socket options and addresses); `None` for a local
+    /// socket.
+    pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            Link::Plain(s) => s,
-            Link::Tls(s) => s.get_ref().0,
+            Link::Plain(s) => Some(s),
+            Link::Tls(s) => Some(s.get_ref().0),
+            Link::Local(_) => None,
+        }
+    }
+}
+
+impl AsFd for Link {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Link::Plain(s) => s.as_fd(),
+            Link::Tls(s) => s.get_ref().0.as_fd(),
+            Link::Local(s) => s.as_fd(),
         }
     }
 }
@@ -41,6 +57,7 @@ impl AsyncRead for Link {
         match self.get_mut() {
             Link::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Link::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Link::Local(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -54,6 +71,7 @@ impl AsyncWrite for Link {
         match self.get_mut() {
             Link::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Link::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Link::Local(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
@@ -61,6 +79,7 @@ impl AsyncWrite for Link {
         match self.get_mut() {
             Link::Plain(s) => Pin::new(s).poll_flush(cx),
             Link::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Link::Local(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
@@ -68,6 +87,7 @@ impl AsyncWrite for Link {
         match self.get_mut() {
             Link::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Link::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Link::Local(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }

@@ -27,6 +27,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod local_socket;
+
 /// Send buffer size asked for on both ends of a data connection (instance ↔ stream manager,
 /// stream manager ↔ stream manager); the kernel doubles it for its bookkeeping. Fixed, so the
 /// kernel's autotuning (up to 32 MB per loopback socket) does not hide a backlog from back

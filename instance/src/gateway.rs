@@ -1,9 +1,8 @@
-//! The gateway: the TCP connection to the local stream manager (connect, register), the
+//! The gateway: the connection to the local stream manager (connect, register), the
 //! executor's [`Inbox`] on it, and a socket writer thread (which writes what the executor
 //! could not write through itself, `outbound.rs`).
 
 use std::io::{BufWriter, ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -16,6 +15,7 @@ use heron_proto::system::{Instance, InstanceInfo, StatusCode};
 
 use crate::inbound::{self, InBatch, InMsg};
 use crate::outbound::WrittenCount;
+use crate::stmgr_socket::StmgrSocket;
 use crate::stream_metrics::StreamCounter;
 use crate::{InstanceConfig, InstanceError, RunOptions};
 
@@ -26,7 +26,7 @@ const WRITE_BUFFER: usize = 64 << 10;
 
 /// A registered connection and what arrived with the registration.
 pub(crate) struct Registered {
-    stream: TcpStream,
+    stream: StmgrSocket,
     leftover: BytesMut,
     initial: InBatch,
     /// The largest packet accepted from the stream manager.
@@ -38,16 +38,17 @@ pub(crate) struct Registered {
 /// manager listens, and a fixed 1-s retry made one topology start in three take a second longer.
 const FIRST_CONNECT_RETRY: Duration = Duration::from_millis(5);
 
-fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, InstanceError> {
+fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<StmgrSocket, InstanceError> {
     let start = Instant::now();
     let mut attempts = 0u32;
     let mut wait = FIRST_CONNECT_RETRY.min(options.connect_retry_interval);
     loop {
         attempts += 1;
-        match TcpStream::connect(("127.0.0.1", config.stmgr_port)) {
+        match StmgrSocket::connect(config.stmgr_port, true) {
             Ok(s) => {
                 tracing::info!(
                     port = config.stmgr_port,
+                    transport = s.transport(),
                     attempts,
                     "connected to the stream manager"
                 );
@@ -79,14 +80,6 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<TcpStream, I
 /// `docs/cost-log.md`, "The executor reads its own socket").
 const RECV_BUFFER: usize = crate::QUEUE_BYTES;
 
-/// Turns Nagle off and fixes the buffer sizes of the connection to the stream manager.
-fn tune_socket(stream: &std::net::TcpStream, send_buffer: usize) -> std::io::Result<()> {
-    let s = socket2::SockRef::from(stream);
-    s.set_tcp_nodelay(true)?;
-    s.set_send_buffer_size(send_buffer)?;
-    s.set_recv_buffer_size(RECV_BUFFER)
-}
-
 /// Connects (retrying) and registers this instance; the physical plan, if the response
 /// carries one, is in the initial batch. The socket's send buffer is `send_buffer` bytes.
 pub(crate) fn connect_and_register(
@@ -95,9 +88,9 @@ pub(crate) fn connect_and_register(
     send_buffer: usize,
 ) -> Result<Registered, InstanceError> {
     let mut stream = connect(config, options)?;
-    tune_socket(&stream, send_buffer)?;
+    stream.tune(send_buffer, RECV_BUFFER)?;
     if let Some(secret) = &config.auth {
-        heron_auth::connect_std(&mut stream, secret)?;
+        stream.authenticate(secret)?;
     }
     let reqid = ReqId::random();
     let request = RegisterInstanceRequest {
@@ -176,7 +169,7 @@ pub(crate) fn connect_and_register(
 /// reused buffer (rather than growing `buf` by a zeroed chunk per read) keeps a small read
 /// from costing a large memset and fresh pages.
 fn read_some(
-    stream: &mut TcpStream,
+    stream: &mut StmgrSocket,
     buf: &mut BytesMut,
     scratch: &mut [u8],
 ) -> std::io::Result<usize> {
@@ -193,7 +186,7 @@ pub(crate) struct Gateway {
     pub out_tx: QueueTx<Bytes>,
     /// The chunks the writer has written and flushed.
     pub written: WrittenCount,
-    stream: TcpStream,
+    stream: StmgrSocket,
     writer: JoinHandle<()>,
 }
 
@@ -228,7 +221,7 @@ impl Gateway {
 
     /// Another handle on the connection, for the executor to write through (`None` if the
     /// handle cannot be made: everything then goes through the writer).
-    pub fn socket(&self) -> Option<TcpStream> {
+    pub fn socket(&self) -> Option<StmgrSocket> {
         self.stream.try_clone().ok()
     }
 
@@ -241,7 +234,7 @@ impl Gateway {
             writer,
             ..
         } = self;
-        let _ = stream.shutdown(Shutdown::Both);
+        let _ = stream.shutdown();
         drop(out_tx);
         drop(inbox);
         let _ = writer.join();
@@ -252,7 +245,7 @@ impl Gateway {
 /// them written (the executor writes through only when the count has caught up). Stops when
 /// the executor drops its end or on a write error (closing the connection so the reader stops
 /// too).
-fn writer_loop(stream: TcpStream, out_rx: QueueRx<Bytes>, written: WrittenCount) {
+fn writer_loop(stream: StmgrSocket, out_rx: QueueRx<Bytes>, written: WrittenCount) {
     let closer = stream.try_clone().ok();
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, stream);
     let mut n = 0u64;
@@ -272,7 +265,7 @@ fn writer_loop(stream: TcpStream, out_rx: QueueRx<Bytes>, written: WrittenCount)
     if let Err(e) = result {
         tracing::warn!(error = %e, "writing to the stream manager failed");
         if let Some(s) = closer {
-            let _ = s.shutdown(Shutdown::Both);
+            let _ = s.shutdown();
         }
     }
 }

@@ -17,7 +17,6 @@
 
 use std::cell::RefCell;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -30,6 +29,7 @@ pub(crate) use crossbeam_channel::{RecvError, RecvTimeoutError, TryRecvError};
 
 use crate::gateway::READ_CHUNK;
 use crate::inbound::{self, InBatch, InMsg};
+use crate::stmgr_socket::StmgrSocket;
 use crate::stream_metrics::StreamCounter;
 
 /// The executor's reader: what arrived and was not decoded yet, and how to wait for more.
@@ -42,7 +42,7 @@ pub(crate) struct Inbox {
 }
 
 struct ReadState {
-    stream: TcpStream,
+    stream: StmgrSocket,
     buf: BytesMut,
     scratch: Vec<u8>,
     codec: HeronCodec,
@@ -79,7 +79,7 @@ impl Inbox {
     /// The executor's end of a registered connection: `leftover` holds bytes already read
     /// after the registration response, `initial` what was decoded with it.
     pub fn new(
-        stream: TcpStream,
+        stream: StmgrSocket,
         leftover: BytesMut,
         initial: InBatch,
         max_packet_size: usize,
@@ -293,7 +293,7 @@ impl ReadState {
     }
 
     fn close(&mut self) -> TryRecvError {
-        let _ = self.stream.shutdown(Shutdown::Both);
+        let _ = self.stream.shutdown();
         self.closed = true;
         TryRecvError::Disconnected
     }
@@ -305,7 +305,7 @@ mod tests {
     use heron_proto::codec::{encode_message, ReqId};
     use heron_proto::stmgr::NewInstanceAssignmentMessage;
     use heron_proto::system::PhysicalPlan;
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
     use std::sync::atomic::{AtomicBool, Ordering};
 
     const LONG: Duration = Duration::from_secs(10);
@@ -316,7 +316,14 @@ mod tests {
         let peer = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (ours, _) = listener.accept().unwrap();
         let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
-        let inbox = Inbox::new(ours, BytesMut::new(), initial, 1 << 20, executes).unwrap();
+        let inbox = Inbox::new(
+            StmgrSocket::Tcp(ours),
+            BytesMut::new(),
+            initial,
+            1 << 20,
+            executes,
+        )
+        .unwrap();
         (inbox, peer)
     }
 

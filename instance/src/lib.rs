@@ -38,6 +38,7 @@ mod queue;
 mod refill;
 mod spout_loop;
 mod stateful;
+mod stmgr_socket;
 mod stream_metrics;
 
 pub use metrics::{read_counters, write_counters};

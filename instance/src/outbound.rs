@@ -12,13 +12,13 @@
 //! given ([`Outbound::writer_idle`]). Only the executor queues chunks, so once that holds the
 //! writer stays idle until the executor queues again.
 
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use crate::queue::QueueTx;
+use crate::stmgr_socket::StmgrSocket;
 use crate::stream_metrics::StreamCounter;
 use crate::InstanceError;
 
@@ -29,7 +29,7 @@ pub(crate) type WrittenCount = Arc<AtomicU64>;
 pub(crate) struct Outbound<'a> {
     queue: &'a QueueTx<Bytes>,
     /// `None`: every chunk goes through the queue.
-    socket: Option<TcpStream>,
+    socket: Option<StmgrSocket>,
     written: WrittenCount,
     /// Chunks given to the queue so far.
     queued: u64,
@@ -40,7 +40,7 @@ pub(crate) struct Outbound<'a> {
 impl<'a> Outbound<'a> {
     pub fn new(
         queue: &'a QueueTx<Bytes>,
-        socket: Option<TcpStream>,
+        socket: Option<StmgrSocket>,
         written: WrittenCount,
         emits: StreamCounter,
     ) -> Outbound<'a> {
@@ -117,7 +117,7 @@ mod tests {
     use super::*;
     use crate::queue::bounded_bytes;
     use std::io::Read;
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
 
     fn pair() -> (TcpStream, TcpStream) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -140,7 +140,12 @@ mod tests {
         let (a, mut b) = pair();
         let (tx, rx) = bounded_bytes::<Bytes>(4, 1 << 20);
         let written = WrittenCount::default();
-        let mut out = Outbound::new(&tx, Some(a), written, StreamCounter::new(None, "emit"));
+        let mut out = Outbound::new(
+            &tx,
+            Some(StmgrSocket::Tcp(a)),
+            written,
+            StreamCounter::new(None, "emit"),
+        );
         out.send(chunk(7, 100)).unwrap();
         assert!(rx.try_recv().is_err(), "nothing queued");
         let mut got = vec![0u8; 100];
@@ -155,7 +160,7 @@ mod tests {
         let written = WrittenCount::default();
         let mut out = Outbound::new(
             &tx,
-            Some(a),
+            Some(StmgrSocket::Tcp(a)),
             written.clone(),
             StreamCounter::new(None, "emit"),
         );
@@ -186,7 +191,7 @@ mod tests {
         let written = WrittenCount::default();
         let mut out = Outbound::new(
             &tx,
-            Some(a.try_clone().unwrap()),
+            Some(StmgrSocket::Tcp(a.try_clone().unwrap())),
             written.clone(),
             StreamCounter::new(None, "emit"),
         );

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tracing::{debug, info, warn};
@@ -104,11 +104,16 @@ pub(crate) fn spawn(
     let (paused, paused_rx) = watch::channel(false);
     let writer_counts = Arc::clone(&counts);
     let writer_events = events.clone();
-    let kernel = KernelQueue::new(stream.tcp());
+    let kernel = KernelQueue::new(&stream);
     let reader = match stream {
         // Plain TCP splits without a lock; TLS shares its session between the halves.
         Link::Plain(tcp) => {
             let (r, w) = tcp.into_split();
+            tokio::spawn(write_loop(w, rx, conn, writer_counts, writer_events));
+            tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
+        }
+        Link::Local(unix) => {
+            let (r, w) = unix.into_split();
             tokio::spawn(write_loop(w, rx, conn, writer_counts, writer_events));
             tokio::spawn(read_loop(r, initial, codec, conn, label, paused_rx, events))
         }
@@ -230,6 +235,7 @@ pub(crate) async fn accept_loop(
                 }
                 if tls.is_none() && auth.is_none() {
                     let stream = Link::Plain(stream);
+                    let peer = peer.to_string();
                     if events
                         .send(Event::Accepted { stream, peer, kind })
                         .await
@@ -248,6 +254,7 @@ pub(crate) async fn accept_loop(
                     drop(slot);
                     match admitted {
                         Ok(stream) => {
+                            let peer = peer.to_string();
                             let _ = events.send(Event::Accepted { stream, peer, kind }).await;
                         }
                         Err(e) => {
@@ -259,6 +266,60 @@ pub(crate) async fn accept_loop(
             Err(e) => {
                 // Usually out of file descriptors; give the process a moment.
                 warn!("accept failed on the {kind:?} server: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// Accepts this container's instances on the local data socket
+/// ([`heron_flow::local_socket`]) and hands each to the core as an [`Event::Accepted`], as
+/// [`accept_loop`] does for TCP: with a secret, once the instance has passed its handshake (in
+/// a task of its own; a peer that fails is logged and closed).
+pub(crate) async fn accept_local_loop(
+    listener: UnixListener,
+    auth: Option<heron_auth::Secret>,
+    events: mpsc::Sender<Event>,
+) {
+    let slots = heron_auth::PendingHandshakes::default();
+    let peer: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                if let Err(e) = crate::net::tune_local_socket(&stream) {
+                    debug!("cannot set the local socket's options: {e}");
+                }
+                let accepted = |stream| Event::Accepted {
+                    stream,
+                    peer: "the local socket".into(),
+                    kind: Incoming::Instance,
+                };
+                let mut link = Link::Local(stream);
+                let Some(secret) = auth.clone() else {
+                    if events.send(accepted(link)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                };
+                let Some(slot) = slots.admit(&peer) else {
+                    continue;
+                };
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let admitted = heron_auth::accept(&mut link, &secret).await;
+                    drop(slot);
+                    match admitted {
+                        Ok(()) => {
+                            let _ = events.send(accepted(link)).await;
+                        }
+                        Err(e) => warn!(
+                            "refusing an instance on the local socket: authentication failed: {e}"
+                        ),
+                    }
+                });
+            }
+            Err(e) => {
+                warn!("accept failed on the local data socket: {e}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

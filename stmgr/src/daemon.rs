@@ -41,6 +41,9 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
             .await
             .map_err(|source| StmgrError::Bind { what, addr, source })
     };
+    // this container's instances on a local socket too (bound first, so that an instance,
+    // which tries it first, never finds only the TCP port open)
+    let local = bind_local(config.local_data_port);
     let instances = bind(
         "instance server",
         format!("127.0.0.1:{}", config.local_data_port),
@@ -68,6 +71,13 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         config.auth.clone(),
         events.clone(),
     ));
+    if let Some(local) = local {
+        tokio::spawn(conn::accept_local_loop(
+            local,
+            config.auth.clone(),
+            events.clone(),
+        ));
+    }
     tokio::spawn(conn::accept_loop(
         stmgrs,
         Incoming::Stmgr,
@@ -218,6 +228,33 @@ fn sample_metrics(
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }
 
+/// The local data socket for the instance server on `port` ([`heron_flow::local_socket`]);
+/// `None`, logged, where it cannot be bound (instances then connect over TCP).
+fn bind_local(port: u16) -> Option<tokio::net::UnixListener> {
+    let bound = heron_flow::local_socket::address(port)
+        .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a))
+        .and_then(|l| {
+            l.set_nonblocking(true)?;
+            tokio::net::UnixListener::from_std(l)
+        });
+    match bound {
+        Ok(l) => {
+            info!(
+                "serving instances also on the local socket @{}",
+                heron_flow::local_socket::name(port)
+            );
+            Some(l)
+        }
+        Err(e) => {
+            tracing::warn!(
+                "no local socket for the instances (they use TCP): cannot bind @{}: {e}",
+                heron_flow::local_socket::name(port)
+            );
+            None
+        }
+    }
+}
+
 /// Serves the container's shell (its log files) on `host:port`; the port when it listens.
 /// The logs are not worth the stream manager: a shell that cannot bind is logged and left out
 /// of the physical plan.
@@ -310,9 +347,9 @@ impl Shell {
                 stream,
                 leftover,
             } => {
-                let label = match stream.tcp().peer_addr() {
-                    Ok(a) => format!("stream manager {stmgr_id} at {a}"),
-                    Err(_) => format!("stream manager {stmgr_id}"),
+                let label = match stream.tcp().and_then(|t| t.peer_addr().ok()) {
+                    Some(a) => format!("stream manager {stmgr_id} at {a}"),
+                    None => format!("stream manager {stmgr_id}"),
                 };
                 let id = self.open(stream, label.clone(), leftover);
                 self.core

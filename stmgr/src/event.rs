@@ -7,7 +7,6 @@ use bytes::BytesMut;
 use heron_auth::Link;
 use heron_proto::system::PhysicalPlan;
 use heron_proto::Packet;
-use std::net::SocketAddr;
 
 /// What tasks tell the shell (which feeds the core).
 #[derive(Debug)]
@@ -15,7 +14,8 @@ pub(crate) enum Event {
     /// A server accepted a connection.
     Accepted {
         stream: Link,
-        peer: SocketAddr,
+        /// Where it came from (an address, or the local socket), for logs.
+        peer: String,
         kind: Incoming,
     },
     /// Packets read from a connection, in order.

@@ -9,12 +9,13 @@
 //! makes a connection's watermark bound everything the stream manager has sent and the reader
 //! has not yet been able to take.
 //!
-//! On loopback the peer acknowledges at once, so the queue holds only what the receiver's
-//! window has no room for: what the reader is behind by.
+//! On loopback TCP the peer acknowledges at once, so the queue holds only what the receiver's
+//! window has no room for: what the reader is behind by. On an instance's local socket (a Unix
+//! stream socket, `heron_flow::local_socket`) there is no receive buffer: everything written and
+//! not yet read is charged to the sender, so the queue holds all of it.
 
 use std::cell::Cell;
-use std::net::TcpStream;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// How long a reading of the queue stands. The stream manager ends thousands of rounds a
@@ -27,7 +28,7 @@ pub(crate) const REFRESH: Duration = Duration::from_millis(1);
 pub(crate) struct KernelQueue {
     /// A duplicate of the socket's descriptor: it stays valid for as long as the handle
     /// lives, whatever the connection's tasks do with theirs.
-    socket: TcpStream,
+    socket: OwnedFd,
     /// The last reading: when, the bytes written to the socket by then, and what it held.
     last: Cell<Option<Reading>>,
 }
@@ -42,9 +43,9 @@ struct Reading {
 impl KernelQueue {
     /// A handle on `socket` (duplicated); `None` when the descriptor cannot be duplicated.
     pub fn new(socket: &impl AsFd) -> Option<KernelQueue> {
-        let socket = socket2::SockRef::from(socket).try_clone().ok()?;
+        let socket = socket.as_fd().try_clone_to_owned().ok()?;
         Some(KernelQueue {
-            socket: socket.into(),
+            socket,
             last: Cell::new(None),
         })
     }
@@ -68,8 +69,8 @@ impl KernelQueue {
         unsent
     }
 
-    /// The bytes written to the socket and not yet acknowledged by the peer (0 when the
-    /// kernel does not say).
+    /// The bytes written to the socket and not yet acknowledged by the peer (TCP) or not yet
+    /// read by it (a Unix stream socket); 0 when the kernel does not say.
     pub fn unsent(&self) -> usize {
         let mut n: libc::c_int = 0;
         // SAFETY: `SIOCOUTQ` writes one `c_int` through the pointer, which points at `n`; the
@@ -87,7 +88,7 @@ impl KernelQueue {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
 
     /// Writes without blocking until the socket takes no more; the bytes written.
     fn fill(tx: &mut TcpStream) -> usize {

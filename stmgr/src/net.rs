@@ -21,6 +21,13 @@ pub(crate) fn tune_data_socket<S: AsFd>(socket: &S) -> io::Result<()> {
     s.set_recv_buffer_size(RECV_BUFFER)
 }
 
+/// Fixes the send buffer of an instance's connection on the local data socket. A Unix stream
+/// socket has no receive buffer: what the instance has not read is charged to this send
+/// buffer, and its kernel queue (`SIOCOUTQ`) counts it.
+pub(crate) fn tune_local_socket<S: AsFd>(socket: &S) -> io::Result<()> {
+    socket2::SockRef::from(socket).set_send_buffer_size(SEND_BUFFER)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

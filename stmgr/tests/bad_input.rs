@@ -10,28 +10,9 @@ use heron_proto::stmgr::{
     RegisterInstanceRequest, RegisterInstanceResponse, StrMgrHelloRequest, StrMgrHelloResponse,
     TupleStreamMessage,
 };
-use heron_proto::system::{HeronTupleSet2, StatusCode};
+use heron_proto::system::StatusCode;
 use heron_proto::ReqId;
-use std::time::{Duration, Instant};
-
-/// The spout sends ten tuples tagged `tag`; the bolt must get all ten.
-fn assert_relay(spout: &mut Peer, bolt: &mut Peer, tag: &str) {
-    let sent: Vec<String> = (0..10).map(|i| format!("{tag}-{i}")).collect();
-    spout.send(&words("spout", 1, &sent));
-    let mut got = 0;
-    let deadline = Instant::now() + STEP;
-    while got < 10 {
-        assert!(
-            Instant::now() < deadline,
-            "{tag}: the relay stopped ({got} of 10)"
-        );
-        if let Read1::Packet(p) = bolt.read(Duration::from_millis(100)) {
-            let set: HeronTupleSet2 = p.decode().unwrap();
-            got += set.data.unwrap().tuples.len();
-        }
-    }
-    assert_eq!(got, 10, "{tag}");
-}
+use std::time::Duration;
 
 fn packet_bytes<M: heron_proto::Message + heron_proto::Name>(msg: &M) -> Vec<u8> {
     let mut buf = BytesMut::new();
@@ -43,19 +24,9 @@ fn packet_bytes<M: heron_proto::Message + heron_proto::Name>(msg: &M) -> Vec<u8>
 fn bad_connections_are_closed_and_good_ones_keep_working() {
     init_logs();
     with_timeout(Duration::from_secs(60), || {
-        let root = tempfile::tempdir().unwrap();
-        let (data, local) = (free_port(), free_port());
-        let (spout, bolt, plan) = relay_plan(data);
-        let tm = FakeTmaster::start(plan);
-        write_location(root.path(), tm.port);
-        start_stmgr(stmgr_config(
-            root.path(),
-            "stmgr-1",
-            data,
-            local,
-            &[&spout, &bolt],
-        ));
-        let mut peers = register_all(&[(local, &spout), (local, &bolt)]);
+        let r = Relay::start(|_| {});
+        let (data, local, spout, bolt) = (r.data, r.local, &r.spout, &r.bolt);
+        let mut peers = register_all(&[(local, spout), (local, bolt)]);
         let (mut b, _) = peers.pop().unwrap();
         let (mut s, _) = peers.pop().unwrap();
         assert_relay(&mut s, &mut b, "start");
@@ -163,7 +134,7 @@ fn bad_connections_are_closed_and_good_ones_keep_working() {
         // A registered instance that misbehaves is closed too; the others go on.
         s.send_raw(&unknown_type);
         s.expect_closed();
-        let (mut s2, resp) = register(local, &spout);
+        let (mut s2, resp) = register(local, spout);
         assert_eq!(resp.status.status, StatusCode::Ok as i32);
         assert!(resp.pplan.is_some(), "a late registration gets the plan");
         assert_relay(&mut s2, &mut b, "re-registered spout");

@@ -24,6 +24,7 @@ use heron_testkit::plan::{self, PlanBuilder, TopologyBuilder};
 use heron_testkit::wait_for;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -113,9 +114,56 @@ pub fn write_location(root: &Path, port: u16) {
         .unwrap();
 }
 
+/// A test peer's socket: TCP, or a stream manager's local data socket.
+pub enum Conn {
+    Tcp(TcpStream),
+    Local(UnixStream),
+}
+
+impl Conn {
+    pub fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.set_read_timeout(t),
+            Conn::Local(s) => s.set_read_timeout(t),
+        }
+    }
+
+    pub fn shutdown(&self, how: Shutdown) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.shutdown(how),
+            Conn::Local(s) => s.shutdown(how),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(buf),
+            Conn::Local(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(buf),
+            Conn::Local(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.flush(),
+            Conn::Local(s) => s.flush(),
+        }
+    }
+}
+
 /// One end of a Heron-protocol connection, blocking.
 pub struct Peer {
-    pub stream: TcpStream,
+    pub stream: Conn,
     buf: BytesMut,
     codec: HeronCodec,
 }
@@ -131,11 +179,25 @@ pub enum Read1 {
 impl Peer {
     pub fn new(stream: TcpStream) -> Peer {
         stream.set_nodelay(true).unwrap();
+        Peer::over(Conn::Tcp(stream))
+    }
+
+    pub fn over(stream: Conn) -> Peer {
         Peer {
             stream,
             buf: BytesMut::new(),
             codec: HeronCodec::new(0),
         }
+    }
+
+    /// Connects to the local data socket of the stream manager whose instance server is on
+    /// `port`, retrying while it is not bound yet.
+    pub fn connect_local(port: u16) -> Peer {
+        let addr = heron_flow::local_socket::address(port).unwrap();
+        let stream = wait_for(STEP, &format!("the local socket of port {port}"), || {
+            UnixStream::connect_addr(&addr).ok()
+        });
+        Peer::over(Conn::Local(stream))
     }
 
     /// Connects to 127.0.0.1:`port`, retrying while nothing listens there yet.
@@ -214,7 +276,11 @@ impl Peer {
 
 /// Connects an instance to the stream manager at `port` and registers it.
 pub fn register(port: u16, instance: &Instance) -> (Peer, RegisterInstanceResponse) {
-    let mut peer = Peer::connect(port);
+    register_on(Peer::connect(port), instance)
+}
+
+/// Registers an instance on a connected peer.
+pub fn register_on(mut peer: Peer, instance: &Instance) -> (Peer, RegisterInstanceResponse) {
     let reqid = peer.send(&RegisterInstanceRequest {
         instance: instance.clone(),
         topology_name: TOPOLOGY.into(),
@@ -273,6 +339,60 @@ pub fn relay_plan(data: u16) -> (Instance, Instance, PhysicalPlan) {
         .with_instance(bolt.clone())
         .build();
     (spout, bolt, plan)
+}
+
+/// A stream manager of [`relay_plan`] on a thread, its fake tmaster and its state root.
+pub struct Relay {
+    pub root: tempfile::TempDir,
+    pub data: u16,
+    /// The instance server's port (and the local socket's name).
+    pub local: u16,
+    pub spout: Instance,
+    pub bolt: Instance,
+    pub plan: PhysicalPlan,
+    pub tmaster: FakeTmaster,
+}
+
+impl Relay {
+    /// Starts the stream manager with `config` applied to its configuration (the secret, ...).
+    pub fn start(config: impl FnOnce(&mut StmgrConfig)) -> Relay {
+        let root = tempfile::tempdir().unwrap();
+        let (data, local) = (free_port(), free_port());
+        let (spout, bolt, plan) = relay_plan(data);
+        let tmaster = FakeTmaster::start(plan.clone());
+        write_location(root.path(), tmaster.port);
+        let mut c = stmgr_config(root.path(), "stmgr-1", data, local, &[&spout, &bolt]);
+        config(&mut c);
+        start_stmgr(c);
+        Relay {
+            root,
+            data,
+            local,
+            spout,
+            bolt,
+            plan,
+            tmaster,
+        }
+    }
+}
+
+/// The spout sends ten tuples tagged `tag`; the bolt must get all ten.
+pub fn assert_relay(spout: &mut Peer, bolt: &mut Peer, tag: &str) {
+    let sent: Vec<String> = (0..10).map(|i| format!("{tag}-{i}")).collect();
+    spout.send(&words("spout", 1, &sent));
+    let mut got = 0;
+    let deadline = Instant::now() + STEP;
+    while got < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "{tag}: the relay stopped ({got} of 10)"
+        );
+        if let Read1::Packet(p) = bolt.read(Duration::from_millis(100)) {
+            let set: heron_proto::system::HeronTupleSet2 = p.decode().unwrap();
+            got += set.data.unwrap().tuples.len();
+        }
+    }
+    assert_eq!(got, 10, "{tag}");
 }
 
 /// A string value in the documented tuple-value encoding (tag 4).
