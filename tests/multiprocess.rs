@@ -8,6 +8,7 @@ use heron_testkit::Wait;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 use support::{
@@ -250,15 +251,39 @@ fn every_grouping_routes_correctly_across_two_containers() {
     }
 }
 
+/// A daemon connection of the bad-input test: TCP, or a stream manager's local socket.
+trait Conn: Read + Write {
+    fn set_timeout(&self, t: Duration);
+    fn close_write(&self);
+}
+
+impl Conn for TcpStream {
+    fn set_timeout(&self, t: Duration) {
+        self.set_read_timeout(Some(t)).unwrap();
+    }
+    fn close_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Conn for UnixStream {
+    fn set_timeout(&self, t: Duration) {
+        self.set_read_timeout(Some(t)).unwrap();
+    }
+    fn close_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
 /// Sends `bytes` on `s` (connected to `port`) and checks that the daemon closes the
 /// connection. With `half_close` we end our side after writing: a daemon can only tell a
 /// truncated packet from a slow peer at EOF. Without it the daemon must close on the bytes
 /// alone.
-fn assert_closed_after(mut s: TcpStream, port: i32, bytes: &[u8], half_close: bool, what: &str) {
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+fn assert_closed_after(mut s: impl Conn, port: i32, bytes: &[u8], half_close: bool, what: &str) {
+    s.set_timeout(Duration::from_secs(30));
     let _ = s.write_all(bytes);
     if half_close {
-        let _ = s.shutdown(std::net::Shutdown::Write);
+        s.close_write();
     }
     let mut buf = [0u8; 256];
     loop {
@@ -344,6 +369,22 @@ fn daemons_survive_bad_input_and_word_count_keeps_flowing() {
             let stranger = TcpStream::connect(("127.0.0.1", *port as u16)).unwrap();
             let unauthenticated = format!("unauthenticated {what}");
             assert_closed_after(stranger, *port, &bytes, half_close, &unauthenticated);
+        }
+    }
+    // The same on the stream managers' local sockets, where their instances are.
+    let secret = support::topology_secret(&env, "WordCount");
+    for s in &pplan.stmgrs {
+        let port = s.local_data_port.expect("local data port");
+        let name = heron_flow::local_socket::address(port as u16).unwrap();
+        for (what, bytes, half_close) in bad_inputs() {
+            let mut member = UnixStream::connect_addr(&name).unwrap();
+            member.set_timeout(Duration::from_secs(30));
+            heron_auth::connect_blocking(&mut member, &secret).unwrap();
+            let what = format!("{what} to the local socket of {}", s.id);
+            assert_closed_after(member, port, &bytes, half_close, &what);
+            let stranger = UnixStream::connect_addr(&name).unwrap();
+            let unauthenticated = format!("unauthenticated {what}");
+            assert_closed_after(stranger, port, &bytes, half_close, &unauthenticated);
         }
     }
     // Everyone is still serving: counts keep growing and no daemon restarted.
