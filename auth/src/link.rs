@@ -16,7 +16,8 @@ pub enum Link {
     Plain(TcpStream),
     /// TLS over TCP, either side.
     Tls(Box<tokio_rustls::TlsStream<TcpStream>>),
-    /// A Unix domain socket (an instance and its stream manager), never authenticated.
+    /// A Unix domain socket between an instance and its stream manager (no TLS: it never
+    /// leaves the host; the secret's handshake as on TCP).
     Local(UnixStream),
 }
 

@@ -49,7 +49,7 @@ impl PendingHandshakes {
 
     /// [`PendingHandshakes::try_start`] for a connection from `peer`, logging the refusal
     /// when every slot is taken.
-    pub fn admit(&self, peer: &std::net::SocketAddr) -> Option<OwnedSemaphorePermit> {
+    pub fn admit(&self, peer: &dyn std::fmt::Display) -> Option<OwnedSemaphorePermit> {
         let slot = self.try_start();
         if slot.is_none() {
             tracing::warn!(

@@ -233,35 +233,17 @@ pub(crate) async fn accept_loop(
                 if let Err(e) = crate::net::tune_data_socket(&stream) {
                     debug!(%peer, "cannot set the socket options: {e}");
                 }
-                if tls.is_none() && auth.is_none() {
-                    let stream = Link::Plain(stream);
-                    let peer = peer.to_string();
-                    if events
-                        .send(Event::Accepted { stream, peer, kind })
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                    continue;
-                }
-                let Some(slot) = slots.admit(&peer) else {
-                    continue;
+                let admission = if tls.is_none() && auth.is_none() {
+                    Admission::Now(Link::Plain(stream))
+                } else {
+                    let (tls, auth) = (tls.clone(), auth.clone());
+                    Admission::After(async move {
+                        heron_auth::admit(stream, tls.as_ref(), auth.as_ref()).await
+                    })
                 };
-                let (events, tls, auth) = (events.clone(), tls.clone(), auth.clone());
-                tokio::spawn(async move {
-                    let admitted = heron_auth::admit(stream, tls.as_ref(), auth.as_ref()).await;
-                    drop(slot);
-                    match admitted {
-                        Ok(stream) => {
-                            let peer = peer.to_string();
-                            let _ = events.send(Event::Accepted { stream, peer, kind }).await;
-                        }
-                        Err(e) => {
-                            warn!(%peer, "refusing a {kind:?} connection from {peer}: authentication failed: {e}")
-                        }
-                    }
-                });
+                if !hand_over(admission, peer.to_string(), kind, &slots, &events).await {
+                    return;
+                }
             }
             Err(e) => {
                 // Usually out of file descriptors; give the process a moment.
@@ -273,50 +255,31 @@ pub(crate) async fn accept_loop(
 }
 
 /// Accepts this container's instances on the local data socket
-/// ([`heron_flow::local_socket`]) and hands each to the core as an [`Event::Accepted`], as
-/// [`accept_loop`] does for TCP: with a secret, once the instance has passed its handshake (in
-/// a task of its own; a peer that fails is logged and closed).
+/// ([`heron_flow::local_socket`]) and hands each to the core as [`accept_loop`] does for TCP
+/// (no TLS: the socket never leaves the host).
 pub(crate) async fn accept_local_loop(
     listener: UnixListener,
     auth: Option<heron_auth::Secret>,
     events: mpsc::Sender<Event>,
 ) {
     let slots = heron_auth::PendingHandshakes::default();
-    let peer: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
                 if let Err(e) = crate::net::tune_local_socket(&stream) {
                     debug!("cannot set the local socket's options: {e}");
                 }
-                let accepted = |stream| Event::Accepted {
-                    stream,
-                    peer: "the local socket".into(),
-                    kind: Incoming::Instance,
-                };
                 let mut link = Link::Local(stream);
-                let Some(secret) = auth.clone() else {
-                    if events.send(accepted(link)).await.is_err() {
-                        return;
-                    }
-                    continue;
+                let admission = match auth.clone() {
+                    None => Admission::Now(link),
+                    Some(secret) => Admission::After(async move {
+                        heron_auth::accept(&mut link, &secret).await.map(|()| link)
+                    }),
                 };
-                let Some(slot) = slots.admit(&peer) else {
-                    continue;
-                };
-                let events = events.clone();
-                tokio::spawn(async move {
-                    let admitted = heron_auth::accept(&mut link, &secret).await;
-                    drop(slot);
-                    match admitted {
-                        Ok(()) => {
-                            let _ = events.send(accepted(link)).await;
-                        }
-                        Err(e) => warn!(
-                            "refusing an instance on the local socket: authentication failed: {e}"
-                        ),
-                    }
-                });
+                let peer = "the local socket".to_string();
+                if !hand_over(admission, peer, Incoming::Instance, &slots, &events).await {
+                    return;
+                }
             }
             Err(e) => {
                 warn!("accept failed on the local data socket: {e}");
@@ -324,4 +287,49 @@ pub(crate) async fn accept_local_loop(
             }
         }
     }
+}
+
+/// A new connection: ready for the core, or once its handshake passes.
+enum Admission<F> {
+    Now(Link),
+    After(F),
+}
+
+/// Hands a new connection from `peer` to the core: at once, or in a task of its own once its
+/// handshake passed (holding one of `slots` meanwhile; with none free, or when the handshake
+/// fails, the connection is logged and closed). `false` once the core is gone.
+async fn hand_over<F>(
+    admission: Admission<F>,
+    peer: String,
+    kind: Incoming,
+    slots: &heron_auth::PendingHandshakes,
+    events: &mpsc::Sender<Event>,
+) -> bool
+where
+    F: std::future::Future<Output = Result<Link, heron_auth::AuthError>> + Send + 'static,
+{
+    let handshake = match admission {
+        Admission::Now(stream) => {
+            let accepted = Event::Accepted { stream, peer, kind };
+            return events.send(accepted).await.is_ok();
+        }
+        Admission::After(handshake) => handshake,
+    };
+    let Some(slot) = slots.admit(&peer) else {
+        return true;
+    };
+    let events = events.clone();
+    tokio::spawn(async move {
+        let admitted = handshake.await;
+        drop(slot);
+        match admitted {
+            Ok(stream) => {
+                let _ = events.send(Event::Accepted { stream, peer, kind }).await;
+            }
+            Err(e) => {
+                warn!(%peer, "refusing a {kind:?} connection from {peer}: authentication failed: {e}")
+            }
+        }
+    });
+    true
 }
