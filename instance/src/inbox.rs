@@ -317,7 +317,7 @@ mod tests {
         let (ours, _) = listener.accept().unwrap();
         let executes = StreamCounter::new(crate::stream_metrics::current(), "execute");
         let inbox = Inbox::new(
-            StmgrSocket::Tcp(ours),
+            StmgrSocket::from(ours),
             BytesMut::new(),
             initial,
             1 << 20,

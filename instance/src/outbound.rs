@@ -142,7 +142,7 @@ mod tests {
         let written = WrittenCount::default();
         let mut out = Outbound::new(
             &tx,
-            Some(StmgrSocket::Tcp(a)),
+            Some(StmgrSocket::from(a)),
             written,
             StreamCounter::new(None, "emit"),
         );
@@ -160,7 +160,7 @@ mod tests {
         let written = WrittenCount::default();
         let mut out = Outbound::new(
             &tx,
-            Some(StmgrSocket::Tcp(a)),
+            Some(StmgrSocket::from(a)),
             written.clone(),
             StreamCounter::new(None, "emit"),
         );
@@ -191,7 +191,7 @@ mod tests {
         let written = WrittenCount::default();
         let mut out = Outbound::new(
             &tx,
-            Some(StmgrSocket::Tcp(a.try_clone().unwrap())),
+            Some(StmgrSocket::from(a.try_clone().unwrap())),
             written.clone(),
             StreamCounter::new(None, "emit"),
         );

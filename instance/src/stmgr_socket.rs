@@ -10,13 +10,22 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-/// A connected socket to the stream manager.
+/// A connected socket to the stream manager: TCP or the local data socket, one type for both
+/// (`socket2`'s), so that nothing past the connect needs to know which.
 #[derive(Debug)]
-pub(crate) enum StmgrSocket {
-    /// TCP on loopback.
-    Tcp(TcpStream),
-    /// The stream manager's local data socket.
-    Local(UnixStream),
+pub(crate) struct StmgrSocket {
+    socket: socket2::Socket,
+    /// The local data socket (else TCP).
+    local: bool,
+}
+
+impl From<TcpStream> for StmgrSocket {
+    fn from(tcp: TcpStream) -> StmgrSocket {
+        StmgrSocket {
+            socket: tcp.into(),
+            local: false,
+        }
+    }
 }
 
 impl StmgrSocket {
@@ -27,17 +36,21 @@ impl StmgrSocket {
             if let Ok(s) =
                 heron_flow::local_socket::address(port).and_then(|a| UnixStream::connect_addr(&a))
             {
-                return Ok(StmgrSocket::Local(s));
+                return Ok(StmgrSocket {
+                    socket: s.into(),
+                    local: true,
+                });
             }
         }
-        TcpStream::connect(("127.0.0.1", port)).map(StmgrSocket::Tcp)
+        TcpStream::connect(("127.0.0.1", port)).map(StmgrSocket::from)
     }
 
     /// `"local socket"` or `"tcp"`, for logs.
     pub fn transport(&self) -> &'static str {
-        match self {
-            StmgrSocket::Tcp(_) => "tcp",
-            StmgrSocket::Local(_) => "local socket",
+        if self.local {
+            "local socket"
+        } else {
+            "tcp"
         }
     }
 
@@ -49,11 +62,11 @@ impl StmgrSocket {
     ) -> Result<(), heron_auth::AuthError> {
         let io = |e| heron_auth::AuthError::Io("setting the handshake's timeouts".into(), e);
         let limit = Some(heron_auth::HANDSHAKE_TIMEOUT);
-        self.set_read_timeout(limit).map_err(io)?;
-        self.set_write_timeout(limit).map_err(io)?;
-        let outcome = heron_auth::connect_blocking(self, secret);
-        self.set_read_timeout(None).map_err(io)?;
-        self.set_write_timeout(None).map_err(io)?;
+        self.socket.set_read_timeout(limit).map_err(io)?;
+        self.socket.set_write_timeout(limit).map_err(io)?;
+        let outcome = heron_auth::connect_blocking(&mut self.socket, secret);
+        self.socket.set_read_timeout(None).map_err(io)?;
+        self.socket.set_write_timeout(None).map_err(io)?;
         outcome
     }
 
@@ -61,84 +74,57 @@ impl StmgrSocket {
     /// buffer of its own (what waits for the reader is charged to the writer's send buffer),
     /// so only its send buffer is set.
     pub fn tune(&self, send_buffer: usize, recv_buffer: usize) -> io::Result<()> {
-        let s = socket2::SockRef::from(self);
-        if let StmgrSocket::Tcp(_) = self {
-            s.set_tcp_nodelay(true)?;
-            s.set_recv_buffer_size(recv_buffer)?;
+        if !self.local {
+            self.socket.set_tcp_nodelay(true)?;
+            self.socket.set_recv_buffer_size(recv_buffer)?;
         }
-        s.set_send_buffer_size(send_buffer)
+        self.socket.set_send_buffer_size(send_buffer)
     }
 
     /// Another handle on the same socket.
     pub fn try_clone(&self) -> io::Result<StmgrSocket> {
-        Ok(match self {
-            StmgrSocket::Tcp(s) => StmgrSocket::Tcp(s.try_clone()?),
-            StmgrSocket::Local(s) => StmgrSocket::Local(s.try_clone()?),
+        Ok(StmgrSocket {
+            socket: self.socket.try_clone()?,
+            local: self.local,
         })
     }
 
     /// Shuts both directions down.
     pub fn shutdown(&self) -> io::Result<()> {
-        match self {
-            StmgrSocket::Tcp(s) => s.shutdown(Shutdown::Both),
-            StmgrSocket::Local(s) => s.shutdown(Shutdown::Both),
-        }
+        self.socket.shutdown(Shutdown::Both)
     }
 
     /// As the std sockets' `set_read_timeout`.
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        match self {
-            StmgrSocket::Tcp(s) => s.set_read_timeout(timeout),
-            StmgrSocket::Local(s) => s.set_read_timeout(timeout),
-        }
-    }
-
-    /// As the std sockets' `set_write_timeout`.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        match self {
-            StmgrSocket::Tcp(s) => s.set_write_timeout(timeout),
-            StmgrSocket::Local(s) => s.set_write_timeout(timeout),
-        }
+        self.socket.set_read_timeout(timeout)
     }
 }
 
 impl Read for StmgrSocket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            StmgrSocket::Tcp(s) => s.read(buf),
-            StmgrSocket::Local(s) => s.read(buf),
-        }
+        self.socket.read(buf)
     }
 }
 
 impl Write for StmgrSocket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            StmgrSocket::Tcp(s) => s.write(buf),
-            StmgrSocket::Local(s) => s.write(buf),
-        }
+        self.socket.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            StmgrSocket::Tcp(s) => s.flush(),
-            StmgrSocket::Local(s) => s.flush(),
-        }
+        self.socket.flush()
     }
 }
 
 impl AsFd for StmgrSocket {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        match self {
-            StmgrSocket::Tcp(s) => s.as_fd(),
-            StmgrSocket::Local(s) => s.as_fd(),
-        }
+        self.socket.as_fd()
     }
 }
 
 impl AsRawFd for StmgrSocket {
     fn as_raw_fd(&self) -> RawFd {
-        self.as_fd().as_raw_fd()
+        self.socket.as_raw_fd()
     }
 }
 
