@@ -89,6 +89,7 @@ fn stmgr_packets() -> Vec<Vec<u8>> {
         set: set.into(),
         src_task_id: 1,
         num_tuples: 2,
+        restore_txid: None,
     };
     let register = RegisterInstanceRequest {
         instance: instance("stmgr-1", "bolt", 3),

@@ -79,6 +79,9 @@ pub struct Core {
     bpp: PressurePlan,
     /// Checkpoints and restores, only for EFFECTIVELY_ONCE topologies.
     stateful: Option<Box<stateful::StatefulPart>>,
+    /// The checkpoint manager's connection is up (it may come before the plan that says
+    /// the topology is EFFECTIVELY_ONCE).
+    ckptmgr_up: bool,
 }
 
 impl Core {
@@ -104,6 +107,7 @@ impl Core {
             bp: BackPressure::default(),
             bpp: PressurePlan::default(),
             stateful: None,
+            ckptmgr_up: false,
         };
         // A container without instances registers with the tmaster at once.
         core.maybe_register_with_tmaster();
@@ -243,10 +247,17 @@ impl Core {
                 source,
             })?;
         self.counters.sets_from_stmgrs += 1;
-        if self.dropping_data() {
-            self.count_dropped(u64::try_from(msg.num_tuples).unwrap_or(0));
-            return Ok(());
+        if self.stateful.is_some() {
+            match self.admit_inbound(stateful::Inbound::Tuples(msg)) {
+                Some(stateful::Inbound::Tuples(msg)) => return self.deliver_stream_message(msg),
+                _ => return Ok(()),
+            }
         }
+        self.deliver_stream_message(msg)
+    }
+
+    /// A batch from another stream manager, admitted: to the local instance.
+    fn deliver_stream_message(&mut self, msg: TupleStreamMessage) -> Result<(), ConnError> {
         let mut set = msg.set;
         if self.acking.is_some() {
             match self.on_remote_control(set)? {

@@ -152,11 +152,15 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
         crate::metrics_publisher::BackPressureTimes::new(&config.instance_ids, Instant::now());
     let mut stats_at = Instant::now() + STATS_INTERVAL;
     loop {
-        let deadline = shell.core.next_deadline();
-        let wake = tokio::time::Instant::from_std(deadline.unwrap_or_else(Instant::now));
+        // the core's next timer, or the next metrics sample (an idle stream manager's
+        // counters still reach the publisher)
+        let wake = shell
+            .core
+            .next_deadline()
+            .map_or(metrics_at, |d| d.min(metrics_at));
         let first = tokio::select! {
             ev = rx.recv() => ev,
-            _ = tokio::time::sleep_until(wake), if deadline.is_some() => None,
+            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => None,
         };
         if let Some(ev) = first {
             shell.handle(ev);

@@ -61,6 +61,7 @@ mod mesh;
 pub mod metrics_publisher;
 mod net;
 mod outbox;
+mod restore_epoch;
 mod restorer;
 mod route_set;
 mod routing;

@@ -56,6 +56,9 @@ pub(crate) struct Outbox {
     released: Vec<Release>,
     /// Local task → its instance's connection (for the gate's releases).
     local_conns: HashMap<i32, ConnId>,
+    /// `EFFECTIVELY_ONCE`: the txid of the restore the tuples sent to other stream managers
+    /// follow ([`heron_proto::tuple::RESTORE_TXID_FIELD`]).
+    restore_txid: Option<i64>,
 }
 
 impl Outbox {
@@ -87,6 +90,12 @@ impl Outbox {
     /// Puts checkpoint-barrier alignment in front of the local instances (`None`: none).
     pub fn set_gate(&mut self, gate: Option<Gateway>) {
         self.gate = gate;
+    }
+
+    /// Tags the tuple sets sent to other stream managers from now on with the txid of this
+    /// restore (`None`: untagged).
+    pub fn set_restore_txid(&mut self, txid: Option<i64>) {
+        self.restore_txid = txid;
     }
 
     /// The alignment, if any.
@@ -166,7 +175,7 @@ impl Outbox {
                 self.delivered.to_instances += n;
             }
             Some(Dest { conn, task_id, .. }) => {
-                let payload = batch.stream_message(task_id);
+                let payload = batch.stream_message(task_id, self.restore_txid);
                 encode_raw(self.buf(conn), TUPLE_STREAM_MESSAGE, &ReqId::ZERO, payload);
                 self.delivered.to_stmgrs += n;
             }

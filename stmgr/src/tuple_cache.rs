@@ -49,9 +49,11 @@ impl Batch {
     }
 
     /// Finishes the batch as an encoded `TupleStreamMessage` to `dest_task` (for the stream
-    /// manager that owns it). Call once, after the batch closed, instead of [`Self::tuple_set`].
-    pub fn stream_message(&mut self, dest_task: i32) -> &[u8] {
-        self.set.stream_message(dest_task, self.src_task)
+    /// manager that owns it), in restore `restore_txid` if given. Call once, after the batch
+    /// closed, instead of [`Self::tuple_set`].
+    pub fn stream_message(&mut self, dest_task: i32, restore_txid: Option<i64>) -> &[u8] {
+        self.set
+            .stream_message(dest_task, self.src_task, restore_txid)
     }
 }
 
@@ -281,7 +283,7 @@ mod tests {
             assert_eq!((b.tuples(), b.src_task), (3, -5));
             got.push((
                 slot,
-                TupleStreamMessage::decode(b.stream_message(42)).unwrap(),
+                TupleStreamMessage::decode(b.stream_message(42, None)).unwrap(),
             ));
         });
         assert_eq!(got.len(), 1);

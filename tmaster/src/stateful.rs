@@ -13,7 +13,9 @@
 //! 1. The first physical plan starts a **restore** to the newest consistent checkpoint (or
 //!    to the clean state `""`): `RestoreTopologyStateRequest(checkpoint, txid)` to every stream
 //!    manager. Every restore round has a new `txid`; a response for another txid or checkpoint
-//!    is stale and ignored. A `NOTOK` retries with the next older consistent checkpoint, and
+//!    is stale and ignored. Txids count up from [`TXIDS_PER_START`] × the start count, so a
+//!    restarted tmaster never repeats one (stream managers drop tuples tagged with an
+//!    earlier restore's txid). A `NOTOK` retries with the next older consistent checkpoint, and
 //!    after the oldest with the clean state. When every stream manager answered OK for the
 //!    current round, processing starts (`StartStmgrStatefulProcessing`).
 //! 2. While processing, a **checkpoint** starts every interval (`StartStatefulCheckpoint`)
@@ -158,6 +160,10 @@ enum Phase {
     Running,
 }
 
+/// The txids of one tmaster start: the first restore round's txid is the start count times
+/// this, plus one.
+pub const TXIDS_PER_START: i64 = 1_000_000;
+
 /// One restore, over as many rounds (txids) as it takes.
 #[derive(Debug)]
 struct Restore {
@@ -262,7 +268,9 @@ impl StatefulController {
             phase: Phase::NoPlan,
             last_start: now,
             in_progress: BTreeMap::new(),
-            txid: 0,
+            txid: i64::try_from(start_count)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(TXIDS_PER_START),
             restores: 0,
         }
     }
@@ -572,7 +580,8 @@ impl StatefulController {
             .filter(|id| !id.is_empty())
     }
 
-    /// The txid of the latest restore round sent (0 before the first).
+    /// The txid of the latest restore round sent ([`TXIDS_PER_START`] × the start count
+    /// before the first).
     pub fn restore_txid(&self) -> i64 {
         self.txid
     }

@@ -42,7 +42,7 @@ pub use set::{
 };
 pub use set2::{
     parse_tuple_set2, put_control_set2, put_data_set2, put_stream_message, split_set2, DataSet,
-    DataTuples, ReceivedSet, Set2Builder, Set2Parts, TupleKey, SET2_FRAMING,
+    DataTuples, ReceivedSet, Set2Builder, Set2Parts, TupleKey, RESTORE_TXID_FIELD, SET2_FRAMING,
 };
 
 /// Why bytes are not a valid encoding of the expected tuple message. `Copy`, with no heap

@@ -32,10 +32,17 @@ use super::TupleError;
 /// Bytes kept free in front of a batch: the longest headers are
 /// `0x08 task(10) 0x12 len(5)` for the `TupleStreamMessage` plus `0x0a len(5)` for the data set.
 const GAP: usize = 32;
-/// The longest trailer: `0x18 src(10) 0x20 count(5)` plus the data set's `0x18 src(10)`.
-const TRAILER: usize = 32;
+/// The longest trailer: `0x18 src(10) 0x20 count(5) 0xa0 0x06 txid(10)` plus the data set's
+/// `0x18 src(10)`.
+const TRAILER: usize = 40;
 /// What a [`Set2Builder`] adds around its body at most.
 pub const SET2_FRAMING: usize = GAP + TRAILER;
+
+/// The field of `TupleStreamMessage` (and of `DownstreamStatefulCheckpoint`) in which a
+/// heron-rs stream manager names, in `EFFECTIVELY_ONCE`, the restore (its txid) after which the
+/// tuples were emitted: an extension, which Heron's readers and prost skip. A receiver drops
+/// tuples of another restore, and holds those of its own restore until it may start.
+pub const RESTORE_TXID_FIELD: u32 = 100;
 
 /// The key one copy of a tuple gets (ATLEAST_ONCE): written over the tuple's `key` field at
 /// `offset` (see [`super::tuple_key_offset`]), or appended as a new `key` field when the tuple
@@ -167,15 +174,24 @@ impl Set2Builder {
     }
 
     /// Finishes the set as an encoded `TupleStreamMessage` to `dest_task` (for the stream
-    /// manager that owns it). Call once per [`Set2Builder::open`], instead of
-    /// [`Set2Builder::tuple_set`].
+    /// manager that owns it), with `restore_txid` in [`RESTORE_TXID_FIELD`] when given.
+    /// Call once per [`Set2Builder::open`], instead of [`Set2Builder::tuple_set`].
     #[inline]
-    pub fn stream_message(&mut self, dest_task: i32, src_task: i32) -> &[u8] {
+    pub fn stream_message(
+        &mut self,
+        dest_task: i32,
+        src_task: i32,
+        restore_txid: Option<i64>,
+    ) -> &[u8] {
         let set_len = self.tuple_set(src_task).len() as u64;
         self.prepend(0x12, set_len); // TupleStreamMessage.set
         self.prepend(0x08, int32(dest_task)); // TupleStreamMessage.task_id
         self.append(0x18, int32(src_task)); // TupleStreamMessage.src_task_id
         self.append(0x20, u64::from(self.tuples)); // TupleStreamMessage.num_tuples
+        if let Some(txid) = restore_txid {
+            put_varint(&mut self.buf, u64::from(RESTORE_TXID_FIELD << 3)); // varint field
+            put_varint(&mut self.buf, txid as u64);
+        }
         &self.buf[self.start..]
     }
 }

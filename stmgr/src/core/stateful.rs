@@ -6,14 +6,17 @@
 //! state of the checkpoint restored.
 //!
 //! Until this stream manager has been told to start processing (after its first restore),
-//! and during every restore, data tuples are dropped: they were produced before the state the
-//! topology is rolled back to.
+//! and during every restore, data tuples from local instances are dropped: they were produced
+//! before the state the topology is rolled back to. Tuples and markers from other stream
+//! managers carry the txid of the restore they follow ([`crate::restore_epoch`]): another
+//! restore's are dropped, the current one's held until the start.
 
 use super::{Action, Core};
 use crate::checkpoint::Gateway;
 use crate::conns::Role;
 use crate::error::ConnError;
 use crate::ids::ConnId;
+use crate::restore_epoch::{Admit, Overflow, RestoreEpoch};
 use crate::restorer::{RestoreAction, Restorer};
 use crate::stateful_plan::StatefulPlan;
 use bytes::Bytes;
@@ -27,6 +30,7 @@ use heron_proto::ckptmgr::{
     StoreInstanceStateCheckpoint,
 };
 use heron_proto::codec::{encode_message, frame};
+use heron_proto::stmgr::TupleStreamMessage;
 use heron_proto::system::{PhysicalPlan, StatusCode};
 use heron_proto::{status, Message, Name, Packet, ReqId};
 use tracing::{debug, info, warn};
@@ -63,10 +67,46 @@ pub(crate) struct StatefulPart {
     restorer: Restorer,
     /// Processing was started since this stream manager began.
     started: bool,
-    ckptmgr_up: bool,
     registered_with_ckptmgr: bool,
     scratch: Vec<RestoreAction>,
+    /// The restore that tuples from other stream managers must follow.
+    epoch: RestoreEpoch<Inbound>,
     counters: StatefulCounters,
+}
+
+/// A message from another stream manager that may wait for the start.
+#[derive(Debug)]
+pub(super) enum Inbound {
+    /// A tuple set.
+    Tuples(TupleStreamMessage),
+    /// A checkpoint marker.
+    Marker(DownstreamStatefulCheckpoint),
+}
+
+impl Inbound {
+    /// The data tuples it holds.
+    fn tuples(&self) -> u64 {
+        match self {
+            Inbound::Tuples(m) => u64::try_from(m.num_tuples).unwrap_or(0),
+            Inbound::Marker(_) => 0,
+        }
+    }
+
+    /// Its restore txid.
+    fn restore_txid(&self) -> Option<i64> {
+        match self {
+            Inbound::Tuples(m) => m.restore_txid,
+            Inbound::Marker(m) => m.restore_txid,
+        }
+    }
+
+    /// About the memory it holds.
+    fn bytes(&self) -> usize {
+        match self {
+            Inbound::Tuples(m) => m.set.len(),
+            Inbound::Marker(m) => m.checkpoint_id.len(),
+        }
+    }
 }
 
 impl StatefulPart {
@@ -146,12 +186,14 @@ impl Core {
             return;
         }
         let plan = StatefulPlan::new(pplan, &self.cfg.stmgr_id);
-        let mut gate = Gateway::new(buffer_limit(pplan));
+        let limit = buffer_limit(pplan);
+        let mut gate = Gateway::new(limit);
         gate.set_upstreams(plan.upstreams.clone());
         self.out.set_gate(Some(gate));
         match self.stateful.as_mut() {
             Some(s) => {
                 s.restorer.set_local_tasks(plan.local_tasks());
+                s.epoch.set_limit(limit);
                 s.plan = plan;
             }
             None => {
@@ -160,9 +202,9 @@ impl Core {
                     restorer: Restorer::new(plan.local_tasks()),
                     plan,
                     started: false,
-                    ckptmgr_up: false,
                     registered_with_ckptmgr: false,
                     scratch: Vec::new(),
+                    epoch: RestoreEpoch::new(limit),
                     counters: StatefulCounters::default(),
                 }));
             }
@@ -175,7 +217,7 @@ impl Core {
             return;
         };
         let Some(pplan) = &self.pplan else { return };
-        if !s.ckptmgr_up || s.registered_with_ckptmgr {
+        if !self.ckptmgr_up || s.registered_with_ckptmgr {
             return;
         }
         s.registered_with_ckptmgr = true;
@@ -220,14 +262,49 @@ impl Core {
             }
             Role::Stmgr { .. } if packet.is::<DownstreamStatefulCheckpoint>() => {
                 let m: DownstreamStatefulCheckpoint = packet.decode()?;
-                if !self.dropping_data() {
-                    self.out
-                        .gate_marker(m.destination_task_id, m.origin_task_id, &m.checkpoint_id);
+                if let Some(Inbound::Marker(m)) = self.admit_inbound(Inbound::Marker(m)) {
+                    self.deliver_marker(&m);
                 }
             }
             _ => return Err(ConnError::Unexpected(packet.type_name().to_string())),
         }
         Ok(())
+    }
+
+    /// A message from another stream manager, in `EFFECTIVELY_ONCE`: returned if it is to be
+    /// delivered now; held until the start, or dropped (and counted), otherwise.
+    pub(super) fn admit_inbound(&mut self, item: Inbound) -> Option<Inbound> {
+        let s = self.stateful.as_mut()?;
+        match s.epoch.admit(item.restore_txid()) {
+            Admit::Deliver => return Some(item),
+            Admit::Drop => s.counters.dropped_during_restore += item.tuples(),
+            Admit::Hold => {
+                let bytes = item.bytes();
+                if let Err(Overflow(dropped)) = s.epoch.hold(item, bytes) {
+                    s.counters.dropped_during_restore +=
+                        dropped.iter().map(Inbound::tuples).sum::<u64>();
+                    warn!(
+                        limit_bytes = s.epoch.limit(),
+                        "tuples from other stream managers waiting for the start of processing \
+                         overflowed their buffer ({BUFFER_SIZE_MB}); dropping them and asking \
+                         the tmaster to restore the topology again"
+                    );
+                    let m = ResetTopologyState {
+                        dead_stmgr: None,
+                        dead_taskid: None,
+                        reason: "tuples held for the start of processing overflowed".to_string(),
+                    };
+                    self.actions.push(Action::ToTmaster(one_way(&m)));
+                }
+            }
+        }
+        None
+    }
+
+    /// A checkpoint marker from another stream manager, admitted.
+    fn deliver_marker(&mut self, m: &DownstreamStatefulCheckpoint) {
+        self.out
+            .gate_marker(m.destination_task_id, m.origin_task_id, &m.checkpoint_id);
     }
 
     /// A local instance stored its state for a checkpoint: its marker goes to every
@@ -264,6 +341,7 @@ impl Core {
                     origin_task_id: task,
                     destination_task_id: dest,
                     checkpoint_id: id.clone(),
+                    restore_txid: self.stateful.as_ref().and_then(|s| s.epoch.txid()),
                 };
                 encode_message(self.out.buf(conn), &ReqId::ZERO, &m);
             } else {
@@ -296,7 +374,11 @@ impl Core {
                 info!(checkpoint = %m.checkpoint_id, txid = m.restore_txid, "restoring the topology's state");
                 if let Some(s) = self.stateful.as_mut() {
                     s.counters.restores += 1;
+                    let held = s.epoch.on_restore(m.restore_txid);
+                    s.counters.dropped_during_restore +=
+                        held.iter().map(Inbound::tuples).sum::<u64>();
                 }
+                self.out.set_restore_txid(Some(m.restore_txid));
                 self.restore_step(|r, out| {
                     r.on_restore_request(&m.checkpoint_id, m.restore_txid, out)
                 });
@@ -353,8 +435,8 @@ impl Core {
     /// The checkpoint manager connection is up (again).
     pub fn on_ckptmgr_up(&mut self, now: std::time::Instant) {
         self.now = now;
+        self.ckptmgr_up = true;
         if let Some(s) = self.stateful.as_mut() {
-            s.ckptmgr_up = true;
             s.registered_with_ckptmgr = false;
         }
         self.register_with_ckptmgr();
@@ -365,11 +447,10 @@ impl Core {
     /// topology must roll back.
     pub fn on_ckptmgr_down(&mut self, now: std::time::Instant) {
         self.now = now;
+        let was_up = std::mem::replace(&mut self.ckptmgr_up, false);
         let Some(s) = self.stateful.as_mut() else {
             return;
         };
-        let was_up = s.ckptmgr_up;
-        s.ckptmgr_up = false;
         s.registered_with_ckptmgr = false;
         if was_up {
             self.reset_topology(None, None, "lost the connection to the checkpoint manager");
@@ -582,6 +663,22 @@ impl Core {
                 let conns: Vec<ConnId> = self.conns.instance_conns().collect();
                 for conn in conns {
                     encode_message(self.out.buf(conn), &ReqId::ZERO, &m);
+                }
+                // what peers that started first sent, behind the start on each connection
+                let held = self
+                    .stateful
+                    .as_mut()
+                    .map(|s| s.epoch.on_start())
+                    .unwrap_or_default();
+                for item in held {
+                    match item {
+                        Inbound::Tuples(m) => {
+                            if let Err(e) = self.deliver_stream_message(m) {
+                                warn!("dropping a held tuple set: {e}");
+                            }
+                        }
+                        Inbound::Marker(m) => self.deliver_marker(&m),
+                    }
                 }
             }
         }

@@ -439,6 +439,7 @@ fn unexpected_or_malformed_packets_close_only_their_connection() {
             set: bytes::Bytes::from_static(b"x"),
             src_task_id: 4,
             num_tuples: 1,
+            restore_txid: None,
         },
     );
     assert_eq!(frames_to(&h.round(true), BOLT).len(), 1);

@@ -216,6 +216,13 @@ impl Peer {
         reqid
     }
 
+    /// Answers request `to` with `msg` (its REQID echoed).
+    pub fn reply<M: Message + Name>(&mut self, to: &Packet, msg: &M) {
+        let mut buf = BytesMut::new();
+        encode_message(&mut buf, &to.reqid, msg);
+        self.stream.write_all(&buf).unwrap();
+    }
+
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).unwrap();
     }
@@ -431,6 +438,8 @@ pub enum TmEvent {
 pub struct FakeTmaster {
     pub port: u16,
     pub events: mpsc::Receiver<TmEvent>,
+    /// Every other packet a stream manager sent (stateful reports, metrics).
+    pub messages: mpsc::Receiver<Packet>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
     plan: Arc<Mutex<PhysicalPlan>>,
 }
@@ -440,6 +449,7 @@ impl FakeTmaster {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let (tx, events) = mpsc::channel();
+        let (msg_tx, messages) = mpsc::channel();
         let conns = Arc::new(Mutex::new(Vec::new()));
         let plan = Arc::new(Mutex::new(plan));
         let (c, p) = (Arc::clone(&conns), Arc::clone(&plan));
@@ -447,15 +457,39 @@ impl FakeTmaster {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 c.lock().unwrap().push(stream.try_clone().unwrap());
-                let (tx, p) = (tx.clone(), Arc::clone(&p));
-                std::thread::spawn(move || serve_tmaster(Peer::new(stream), tx, p));
+                let (tx, msg_tx, p) = (tx.clone(), msg_tx.clone(), Arc::clone(&p));
+                std::thread::spawn(move || serve_tmaster(Peer::new(stream), tx, msg_tx, p));
             }
         });
         FakeTmaster {
             port,
             events,
+            messages,
             conns,
             plan,
+        }
+    }
+
+    /// The next other packet that is an `M`, decoded (others are skipped); fails the test
+    /// after [`STEP`].
+    pub fn next_message<M: Message + Name + Default>(&self) -> M {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.messages.recv_timeout(left) {
+                Ok(p) if p.is::<M>() => return p.decode().unwrap(),
+                Ok(_) => {}
+                Err(e) => panic!("no {} came: {e}", M::full_name()),
+            }
+        }
+    }
+
+    /// Sends `msg` (one-way) to every connected stream manager.
+    pub fn send_all<M: Message + Name>(&self, msg: &M) {
+        let mut buf = BytesMut::new();
+        encode_message(&mut buf, &ReqId::ZERO, msg);
+        for c in self.conns.lock().unwrap().iter_mut() {
+            let _ = c.write_all(&buf);
         }
     }
 
@@ -475,15 +509,7 @@ impl FakeTmaster {
     /// Sends a new plan to every connected stream manager.
     pub fn push_plan(&self, plan: PhysicalPlan) {
         *self.plan.lock().unwrap() = plan.clone();
-        let mut buf = BytesMut::new();
-        encode_message(
-            &mut buf,
-            &ReqId::ZERO,
-            &NewPhysicalPlanMessage { new_pplan: plan },
-        );
-        for c in self.conns.lock().unwrap().iter_mut() {
-            let _ = c.write_all(&buf);
-        }
+        self.send_all(&NewPhysicalPlanMessage { new_pplan: plan });
     }
 
     /// Drops every connection, as a crashed tmaster would.
@@ -494,7 +520,12 @@ impl FakeTmaster {
     }
 }
 
-fn serve_tmaster(mut peer: Peer, tx: mpsc::Sender<TmEvent>, plan: Arc<Mutex<PhysicalPlan>>) {
+fn serve_tmaster(
+    mut peer: Peer,
+    tx: mpsc::Sender<TmEvent>,
+    messages: mpsc::Sender<Packet>,
+    plan: Arc<Mutex<PhysicalPlan>>,
+) {
     loop {
         let p = match peer.read(Duration::from_secs(3600)) {
             Read1::Packet(p) => p,
@@ -517,6 +548,8 @@ fn serve_tmaster(mut peer: Peer, tx: mpsc::Sender<TmEvent>, plan: Arc<Mutex<Phys
                 status: status(StatusCode::Ok, None),
             };
             encode_message(&mut out, &p.reqid, &resp);
+        } else {
+            let _ = messages.send(p);
         }
         if peer.stream.write_all(&out).is_err() {
             let _ = tx.send(TmEvent::Disconnected);

@@ -225,7 +225,7 @@ fn a_built_set_is_what_prost_reads_locally_and_across_stream_managers() {
     use crate::stmgr::TupleStreamMessage;
     let d = sample().data.unwrap();
     let mut b = Set2Builder::default();
-    for round in 0..2 {
+    for round in 0..3 {
         b.open(&stream_field("words", "split"));
         b.push(&d.tuples[0], None);
         let offset = crate::tuple::tuple_key_offset(&d.tuples[1]);
@@ -256,8 +256,11 @@ fn a_built_set_is_what_prost_reads_locally_and_across_stream_managers() {
         let (set, n) = if round == 0 {
             (HeronTupleSet2::decode(b.tuple_set(-7)).unwrap(), 3)
         } else {
-            let m = TupleStreamMessage::decode(b.stream_message(12, -7)).unwrap();
+            // round 2: with the restore txid, the longest one (a negative varint)
+            let txid = (round == 2).then_some(i64::MIN);
+            let m = TupleStreamMessage::decode(b.stream_message(12, -7, txid)).unwrap();
             assert_eq!((m.task_id, m.src_task_id, m.num_tuples), (12, -7, 3));
+            assert_eq!(m.restore_txid, txid);
             (HeronTupleSet2::decode(&m.set[..]).unwrap(), 3)
         };
         assert_eq!(set.src_task_id, -7);

@@ -130,6 +130,7 @@ fn tuple_stream_messages_are_forwarded_to_the_instance_unparsed() {
                 set: opaque.clone(),
                 src_task_id: 8,
                 num_tuples: 5,
+                restore_txid: None,
             },
         );
     }

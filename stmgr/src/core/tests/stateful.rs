@@ -58,10 +58,37 @@ fn name<M: Name>() -> String {
 
 /// Registered, EO plan applied, the mesh up, the checkpoint manager connected.
 fn registered() -> H {
+    registered_with(eo_plan())
+}
+
+/// An EO plan in which bolt 3 consumes spout tasks 1 (here) and 2 (on stmgr-2), with `config`.
+fn aligned_plan(config: &[(&str, &str)]) -> PhysicalPlan {
+    let mut config = config.to_vec();
+    config.push(("topology.reliability.mode", "EFFECTIVELY_ONCE"));
+    with_config(
+        Plan::new()
+            .spout("spout", vec![output("spout", "default", &["word"])])
+            .bolt(
+                "bolt",
+                vec![input("spout", "default", api::Grouping::All)],
+                vec![],
+            )
+            .stmgr("stmgr-1", 6001)
+            .stmgr("stmgr-2", 6002)
+            .instance("stmgr-1", "spout", 1)
+            .instance("stmgr-2", "spout", 2)
+            .instance("stmgr-1", "bolt", 3)
+            .build(),
+        &config,
+    )
+}
+
+/// [`registered`] with `plan`.
+fn registered_with(plan: PhysicalPlan) -> H {
     let mut h = H::new();
     h.register(SPOUT, "spout", 1);
     h.register(BOLT, "bolt", 3);
-    h.core.on_pplan(eo_plan(), h.now);
+    h.core.on_pplan(plan, h.now);
     for o in h.round(true) {
         if let Out::Connect(_, _, a) = o {
             h.attempt = a;
@@ -77,14 +104,13 @@ fn registered() -> H {
     h
 }
 
-/// [`registered`], then the tmaster's first restore (to the clean state) and start.
-fn running() -> H {
-    let mut h = registered();
+/// The tmaster's restore `txid` to the clean state, carried out and answered OK; not started.
+fn restore(h: &mut H, txid: i64) {
     tmaster(
-        &mut h,
+        h,
         &RestoreTopologyStateRequest {
             checkpoint_id: String::new(),
-            restore_txid: 1,
+            restore_txid: txid,
         },
     );
     let out = h.round(true);
@@ -93,7 +119,7 @@ fn running() -> H {
     for g in gets {
         let req: GetInstanceStateRequest = g.decode().unwrap();
         ckptmgr(
-            &mut h,
+            h,
             &GetInstanceStateResponse {
                 status: status(StatusCode::Ok, None),
                 instance: req.instance,
@@ -120,15 +146,40 @@ fn running() -> H {
     let r: RestoreTopologyStateResponse = resp[0].decode().unwrap();
     assert_eq!(
         (r.status.status, r.restore_txid),
-        (StatusCode::Ok as i32, 1)
+        (StatusCode::Ok as i32, txid)
     );
+}
+
+/// The spout (task 1) stored an empty state for checkpoint `id`.
+fn spout_stored(h: &mut H, id: &str) {
+    h.send(
+        SPOUT,
+        &StoreInstanceStateCheckpoint {
+            state: InstanceStateCheckpoint {
+                checkpoint_id: id.into(),
+                state: None,
+                state_location: None,
+            },
+        },
+    );
+}
+
+/// The tmaster's start after [`restore`]; what the round sent.
+fn start(h: &mut H) -> Vec<Out> {
     tmaster(
-        &mut h,
+        h,
         &StartStmgrStatefulProcessing {
             checkpoint_id: String::new(),
         },
     );
-    let out = h.round(true);
+    h.round(true)
+}
+
+/// [`registered`], then the tmaster's first restore (to the clean state, txid 1) and start.
+fn running() -> H {
+    let mut h = registered();
+    restore(&mut h, 1);
+    let out = start(&mut h);
     for conn in [SPOUT, BOLT] {
         assert_eq!(
             names(&frames_to(&out, conn)),
@@ -136,6 +187,21 @@ fn running() -> H {
         );
     }
     h
+}
+
+#[test]
+fn a_checkpoint_manager_connected_before_the_plan_is_registered_with_when_it_comes() {
+    let mut h = H::new();
+    h.register(SPOUT, "spout", 1);
+    h.register(BOLT, "bolt", 3);
+    h.core.on_ckptmgr_up(h.now);
+    assert!(to_ckptmgr(&h.round(true)).is_empty(), "no plan yet");
+    h.core.on_pplan(eo_plan(), h.now);
+    let out = h.round(true);
+    assert_eq!(
+        names(&to_ckptmgr(&out)),
+        vec![name::<RegisterStMgrRequest>()]
+    );
 }
 
 #[test]
@@ -220,35 +286,10 @@ fn a_checkpoint_goes_to_spouts_then_downstream_after_the_spouts_tuples() {
 fn a_remote_marker_aligns_the_local_bolt() {
     let mut h = running();
     // a plan with an upstream on stmgr-2: bolt 3 consumes spout tasks 1 (here) and 2 (there)
-    let plan = with_config(
-        Plan::new()
-            .spout("spout", vec![output("spout", "default", &["word"])])
-            .bolt(
-                "bolt",
-                vec![input("spout", "default", api::Grouping::All)],
-                vec![],
-            )
-            .stmgr("stmgr-1", 6001)
-            .stmgr("stmgr-2", 6002)
-            .instance("stmgr-1", "spout", 1)
-            .instance("stmgr-2", "spout", 2)
-            .instance("stmgr-1", "bolt", 3)
-            .build(),
-        &[("topology.reliability.mode", "EFFECTIVELY_ONCE")],
-    );
-    h.core.on_pplan(plan, h.now);
+    h.core.on_pplan(aligned_plan(&[]), h.now);
     h.round(true);
     // spout 1's marker arrives first: bolt 3 now holds spout 1's later tuples
-    h.send(
-        SPOUT,
-        &StoreInstanceStateCheckpoint {
-            state: InstanceStateCheckpoint {
-                checkpoint_id: "c1".into(),
-                state: None,
-                state_location: None,
-            },
-        },
-    );
+    spout_stored(&mut h, "c1");
     h.send(SPOUT, &tuple_set(&["after"]));
     let out = h.round(true);
     assert!(
@@ -261,6 +302,7 @@ fn a_remote_marker_aligns_the_local_bolt() {
             origin_task_id: 2,
             destination_task_id: 3,
             checkpoint_id: "c1".into(),
+            restore_txid: None,
         },
     );
     let out = h.round(true);
@@ -318,15 +360,8 @@ fn a_restore_drops_what_is_in_flight_and_a_ckptmgr_error_answers_notok() {
 #[test]
 fn stateful_messages_in_a_topology_that_is_not_effectively_once_close_the_connection() {
     let mut h = H::running(api::Grouping::Shuffle);
-    h.send(
-        SPOUT,
-        &StoreInstanceStateCheckpoint {
-            state: InstanceStateCheckpoint {
-                checkpoint_id: "c1".into(),
-                state: None,
-                state_location: None,
-            },
-        },
-    );
+    spout_stored(&mut h, "c1");
     assert!(closed(&h.round(true)).contains(&SPOUT));
 }
+
+mod epochs;
