@@ -43,8 +43,10 @@ pub(crate) struct Inbox {
 
 struct ReadState {
     stream: StmgrSocket,
+    /// What was read and not decoded yet. The socket is read straight into its spare room:
+    /// once the executor dropped the packets of the previous reads, `reserve` takes the
+    /// same memory again (no copy, no second buffer through the cache, no fresh pages).
     buf: BytesMut,
-    scratch: Vec<u8>,
     codec: HeronCodec,
     /// What came with the registration, handed out first.
     initial: Option<InBatch>,
@@ -94,7 +96,6 @@ impl Inbox {
             state: RefCell::new(ReadState {
                 stream,
                 buf,
-                scratch: vec![0; READ_CHUNK],
                 codec: HeronCodec::new(max_packet_size),
                 initial: (!initial.is_empty()).then_some(initial),
                 closed: false,
@@ -236,16 +237,12 @@ impl ReadState {
             }
             let fd = self.stream.as_raw_fd();
             self.reads += 1;
-            // SAFETY: `scratch` is an initialised buffer of `scratch.len()` bytes that the
-            // kernel may write into; `fd` is our open socket.
-            let n = unsafe {
-                libc::recv(
-                    fd,
-                    self.scratch.as_mut_ptr().cast(),
-                    self.scratch.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
+            self.buf.reserve(READ_CHUNK);
+            let room = self.buf.spare_capacity_mut();
+            let asked = room.len();
+            // SAFETY: `room` is the buffer's spare capacity, `asked` bytes the kernel may
+            // write into (uninitialised memory is fine for it); `fd` is our open socket.
+            let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), asked, libc::MSG_DONTWAIT) };
             match n {
                 0 => {
                     tracing::info!("the stream manager closed the connection");
@@ -253,9 +250,11 @@ impl ReadState {
                 }
                 n if n > 0 => {
                     let n = n as usize;
-                    self.buf.extend_from_slice(&self.scratch[..n]);
+                    // SAFETY: the kernel wrote `n <= asked` bytes at the start of the spare
+                    // capacity.
+                    unsafe { self.buf.set_len(self.buf.len() + n) };
                     // less than asked: the socket is empty now (until a wait sees more)
-                    let emptied = n < self.scratch.len();
+                    let emptied = n < asked;
                     (self.drained, self.skip_read) = (emptied, emptied);
                     may_read = !emptied;
                 }
