@@ -15,7 +15,8 @@
 //! with the txid of its latest restore ([`heron_proto::tuple::RESTORE_TXID_FIELD`]). The
 //! receiver delivers what is tagged with its own txid once started, holds it until then, and
 //! drops what is tagged with another. The tmaster's txids never repeat across its restarts
-//! (they count up from its start count), so an old tag cannot match a new restore.
+//! (they count up from its start time in microseconds), so an old tag cannot match a new
+//! restore.
 //!
 //! What is held is bounded (as the checkpoint alignment is). Over the bound, everything held
 //! is dropped, and so is the rest of that restore's input: the stream manager must then ask

@@ -13,7 +13,7 @@
 //! Every request other than a repeat of the one being worked on restarts the restore: the
 //! tmaster's connection is ordered and it counts txids up, so a request with another txid is
 //! the newest one (a smaller txid means a restarted tmaster whose clock went back: txids
-//! count up from its start count).
+//! count up from its start time).
 //! Responses carry no txid; a checkpoint manager's or instance's answer for another
 //! checkpoint than the current one, or to a step the current restore is not waiting for, is
 //! stale and ignored.

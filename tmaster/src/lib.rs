@@ -169,9 +169,10 @@ async fn serve(
                     config.topology_name
                 ))
             })?;
-            let start_count = std::time::SystemTime::now()
+            let since_epoch = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+                .unwrap_or_default();
+            let start_count = since_epoch.as_secs();
             info!(
                 topology = %config.topology_name,
                 interval = ?cfg.interval,
@@ -185,7 +186,8 @@ async fn serve(
                 loaded.packing_plan.id.clone(),
                 start_count,
                 std::time::Instant::now(),
-            );
+            )
+            .with_txid_base(i64::try_from(since_epoch.as_micros()).unwrap_or(i64::MAX / 2));
             if loaded.checkpoints.is_none() {
                 // Heron creates the node at start: readers find the clean entry
                 let name = &config.topology_name;

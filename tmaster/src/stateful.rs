@@ -13,9 +13,10 @@
 //! 1. The first physical plan starts a **restore** to the newest consistent checkpoint (or
 //!    to the clean state `""`): `RestoreTopologyStateRequest(checkpoint, txid)` to every stream
 //!    manager. Every restore round has a new `txid`; a response for another txid or checkpoint
-//!    is stale and ignored. Txids count up from [`TXIDS_PER_START`] × the start count, so a
-//!    restarted tmaster never repeats one (stream managers drop tuples tagged with an
-//!    earlier restore's txid). A `NOTOK` retries with the next older consistent checkpoint, and
+//!    is stale and ignored. Txids count up from a base
+//!    ([`StatefulController::with_txid_base`]: the tmaster's start time in microseconds), so
+//!    a restarted tmaster never repeats one (stream managers drop tuples tagged with another
+//!    restore's txid). A `NOTOK` retries with the next older consistent checkpoint, and
 //!    after the oldest with the clean state. When every stream manager answered OK for the
 //!    current round, processing starts (`StartStmgrStatefulProcessing`).
 //! 2. While processing, a **checkpoint** starts every interval (`StartStatefulCheckpoint`)
@@ -160,10 +161,6 @@ enum Phase {
     Running,
 }
 
-/// The txids of one tmaster start: the first restore round's txid is the start count times
-/// this, plus one.
-pub const TXIDS_PER_START: i64 = 1_000_000;
-
 /// One restore, over as many rounds (txids) as it takes.
 #[derive(Debug)]
 struct Restore {
@@ -268,9 +265,7 @@ impl StatefulController {
             phase: Phase::NoPlan,
             last_start: now,
             in_progress: BTreeMap::new(),
-            txid: i64::try_from(start_count)
-                .unwrap_or(i64::MAX)
-                .saturating_mul(TXIDS_PER_START),
+            txid: 0,
             restores: 0,
         }
     }
@@ -580,8 +575,32 @@ impl StatefulController {
             .filter(|id| !id.is_empty())
     }
 
-    /// The txid of the latest restore round sent ([`TXIDS_PER_START`] × the start count
-    /// before the first).
+    /// Counts restore rounds from `base`: the first is `base + 1` (without this, 1).
+    ///
+    /// Stream managers drop the tuples of another restore than their latest by its txid, so
+    /// a restarted tmaster must not repeat one of its predecessor's: a tmaster passes its
+    /// start time in microseconds since the Unix epoch, which grows faster than rounds can
+    /// be sent.
+    ///
+    /// ```
+    /// # use heron_tmaster::stateful::{StatefulConfig, StatefulController};
+    /// # use std::time::{Duration, Instant};
+    /// let cfg = StatefulConfig {
+    ///     interval: Duration::from_secs(60),
+    ///     start_clean: false,
+    ///     keep: 5,
+    /// };
+    /// let c = StatefulController::new(cfg, None, "pp".into(), 1, Instant::now())
+    ///     .with_txid_base(1_796_000_000_000_000);
+    /// assert_eq!(c.restore_txid(), 1_796_000_000_000_000);
+    /// ```
+    #[must_use]
+    pub fn with_txid_base(mut self, base: i64) -> StatefulController {
+        self.txid = base;
+        self
+    }
+
+    /// The txid of the latest restore round sent (the base before the first).
     pub fn restore_txid(&self) -> i64 {
         self.txid
     }

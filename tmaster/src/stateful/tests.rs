@@ -48,16 +48,10 @@ fn stmgrs() -> Vec<String> {
     vec![S1.into(), S2.into()]
 }
 
-/// The txid of restore round `n` of a tmaster with start count 7 (every test's but one).
-fn tx(n: i64) -> i64 {
-    7 * TXIDS_PER_START + n
-}
-
-/// Restore round `n` (of a tmaster with start count 7) to checkpoint `id`.
-fn restore(id: &str, n: i64) -> StatefulAction {
+fn restore(id: &str, txid: i64) -> StatefulAction {
     StatefulAction::Restore {
         checkpoint_id: id.into(),
-        txid: tx(n),
+        txid,
     }
 }
 
@@ -70,8 +64,6 @@ fn processing(id: &str) -> StatefulAction {
 /// A test topology: the controller, its start time and a scratch action list.
 struct T {
     c: StatefulController,
-    /// The txid before the first restore round.
-    base: i64,
     t0: Instant,
     out: Vec<StatefulAction>,
 }
@@ -81,7 +73,6 @@ impl T {
         let t0 = Instant::now();
         T {
             c: StatefulController::new(cfg, history, PP.into(), start, t0),
-            base: start as i64 * TXIDS_PER_START,
             t0,
             out: Vec::new(),
         }
@@ -98,7 +89,7 @@ impl T {
         else {
             panic!("{first:?}")
         };
-        let done = t.restored(checkpoint_id, *txid - t.base);
+        let done = t.restored(checkpoint_id, *txid);
         assert_eq!(done, vec![processing(checkpoint_id)]);
         t
     }
@@ -123,18 +114,16 @@ impl T {
         self.take()
     }
 
-    /// `stmgr` answers restore round `n`.
-    fn respond(&mut self, stmgr: &str, ok: bool, id: &str, n: i64) -> Vec<StatefulAction> {
-        let txid = self.base + n;
+    fn respond(&mut self, stmgr: &str, ok: bool, id: &str, txid: i64) -> Vec<StatefulAction> {
         self.c
             .on_restore_response(stmgr, ok, id, txid, &mut self.out);
         self.take()
     }
 
-    /// Both stream managers answer OK to round `n`.
-    fn restored(&mut self, id: &str, n: i64) -> Vec<StatefulAction> {
-        assert_eq!(self.respond(S1, true, id, n), vec![]);
-        self.respond(S2, true, id, n)
+    /// Both stream managers answer OK.
+    fn restored(&mut self, id: &str, txid: i64) -> Vec<StatefulAction> {
+        assert_eq!(self.respond(S1, true, id, txid), vec![]);
+        self.respond(S2, true, id, txid)
     }
 
     fn timer(&mut self, after: Duration, unix_secs: u64) -> Vec<StatefulAction> {
@@ -189,7 +178,7 @@ fn the_first_plan_restores_the_newest_consistent_checkpoint() {
     assert_eq!(t.plan(), vec![restore("b", 1)]);
     assert!(t.c.restoring());
     assert_eq!(t.c.restores(), 1);
-    assert_eq!(t.c.restore_txid(), tx(1));
+    assert_eq!(t.c.restore_txid(), 1);
     assert_eq!(t.c.next_deadline(), None);
 }
 
@@ -382,20 +371,29 @@ fn the_history_keeps_five_and_clean_names_the_oldest_kept() {
 }
 
 #[test]
-fn a_restarted_tmaster_never_repeats_a_txid() {
-    // stream managers drop tuples tagged with an earlier restore's txid: a new tmaster's
-    // first round must not be any round of the one before
-    let mut before = T::new(cfg(), None, 7);
-    assert_eq!(before.plan(), vec![restore("", 1)]);
-    for n in 1..50 {
-        assert_eq!(before.reset(), vec![restore("", n + 1)]);
-    }
-    let mut after = T::new(cfg(), None, 8);
-    let [StatefulAction::Restore { txid, .. }] = &after.plan()[..] else {
-        panic!("the first plan restores")
-    };
-    assert!(*txid > before.c.restore_txid(), "{txid}");
-    assert_eq!(*txid, 8 * TXIDS_PER_START + 1);
+fn rounds_count_from_the_txid_base() {
+    // a tmaster passes its start time in µs: a restarted one's first round is past every
+    // round of the one before, whose own base was earlier
+    let mut t = T::new(cfg(), None, 7);
+    t.c = StatefulController::new(cfg(), None, PP.into(), 7, t.t0).with_txid_base(5_000);
+    assert_eq!(t.c.restore_txid(), 5_000, "no round yet");
+    let first = t.plan();
+    assert_eq!(
+        first,
+        vec![StatefulAction::Restore {
+            checkpoint_id: String::new(),
+            txid: 5_001
+        }]
+    );
+    assert_eq!(t.restored("", 5_001), vec![processing("")]);
+    assert_eq!(
+        t.reset(),
+        vec![StatefulAction::Restore {
+            checkpoint_id: String::new(),
+            txid: 5_002
+        }]
+    );
+    assert_eq!(t.c.restore_txid(), 5_002);
 }
 
 #[test]
@@ -544,7 +542,7 @@ fn a_stale_restore_response_is_ignored() {
     // S1's OK for txid 1 does not count for txid 2.
     assert_eq!(t.respond(S2, true, "b", 2), vec![]);
     assert_eq!(t.respond(S1, true, "b", 2), vec![processing("b")]);
-    assert_eq!(t.c.restore_txid(), tx(2));
+    assert_eq!(t.c.restore_txid(), 2);
 }
 
 #[test]
