@@ -327,7 +327,27 @@ impl Emitter {
 
     /// Validates and queues one data tuple; returns its stream's index. `bolt`: a bolt's
     /// emit (in `ATLEAST_ONCE` a spout's tree starts and a bolt's emits go apart, see below).
+    #[inline]
     fn push(
+        &mut self,
+        stream: &str,
+        dest: Dest,
+        values: &[Value],
+        roots: &[(i32, i64)],
+        bolt: bool,
+    ) -> usize {
+        if let Dest::Grouped = dest {
+            if let Some(si) = self.push_to_open_run(stream, values, !roots.is_empty()) {
+                return si;
+            }
+        }
+        self.push_any(stream, dest, values, roots, bolt)
+    }
+
+    /// [`Emitter::push`] for every emit: out of line, so that the emits that continue an
+    /// open run ([`Emitter::push_to_open_run`]) do not carry it.
+    #[inline(never)]
+    fn push_any(
         &mut self,
         stream: &str,
         dest: Dest,
@@ -386,10 +406,14 @@ impl Emitter {
         // trees: they are framed ahead of the data (`tree_starts`), so that the stream
         // manager has each tree before the tuple goes on and any ack of it can come back.
         let acking = self.mode.is_acking();
-        let addressed = match dest {
-            Dest::Direct(task) => Some(task),
-            Dest::Grouped => out.route.as_mut().map(|r| r.task(values)),
-            Dest::Pinned(_) => None,
+        // the task, and its slot when the stream's route chose it
+        let (slot, addressed) = match dest {
+            Dest::Direct(task) => (None, Some(task)),
+            Dest::Grouped => match out.route.as_mut().map(|r| r.slot(values)) {
+                Some((slot, task)) => (Some(slot), Some(task)),
+                None => (None, None),
+            },
+            Dest::Pinned(_) => (None, None),
         };
         let key = match addressed {
             Some(_) if acking && !roots.is_empty() => self.rng.next_nonzero(),
@@ -408,13 +432,16 @@ impl Emitter {
         }
         // one task and nothing to key: into that task's set, forwarded whole; one call site,
         // so the tuple's encoding is inlined here
-        let buf = match addressed {
-            Some(task) => {
-                let field = &self.streams[si].stream_field;
+        let field = &self.streams[si].stream_field;
+        let buf = match (slot, addressed) {
+            (Some(slot), Some(task)) => {
                 self.by_dest
-                    .buffer(task, &mut self.frames, field, self.task_id)
+                    .buffer_at(slot, task, &mut self.frames, field, self.task_id)
             }
-            None => &mut self.tuples,
+            (None, Some(task)) => self
+                .by_dest
+                .buffer(task, &mut self.frames, field, self.task_id),
+            (_, None) => &mut self.tuples,
         };
         heron_proto::tuple::put_data_tuple_keyed(buf, key, roots, values, &self.dests);
         match addressed {
@@ -749,6 +776,7 @@ impl Emitter {
 }
 
 mod dest_sets;
+mod open_run;
 mod stats;
 pub use stats::StreamTally;
 

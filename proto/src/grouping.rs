@@ -59,12 +59,16 @@ pub fn fields_hash_step(h: u64, value: &[u8]) -> u64 {
     combine(h, value_hash(value))
 }
 
-/// A divisor with its precomputed reciprocal.
+/// A divisor with its precomputed reciprocal: `h % n` in a few multiplies instead of a
+/// division, and in one `and` when `n` is a power of two (the parallelism of most
+/// components).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Modulus {
     n: u32,
     /// `⌈2^128 / n⌉ mod 2^128` (0 for `n == 1`, where every remainder is 0).
     c: u128,
+    /// `n - 1` when `n` is a power of two, else `u64::MAX`.
+    mask: u64,
 }
 
 impl Modulus {
@@ -77,12 +81,20 @@ impl Modulus {
         assert!(n > 0, "a modulus of 0");
         // ⌈2^128 / n⌉ = ⌊(2^128 - 1) / n⌋ + 1; wraps to 0 for n = 1
         let c = (u128::MAX / u128::from(n)).wrapping_add(1);
-        Modulus { n, c }
+        let mask = if n.is_power_of_two() {
+            u64::from(n - 1)
+        } else {
+            u64::MAX
+        };
+        Modulus { n, c, mask }
     }
 
     /// `h % n`.
     #[inline]
     pub fn rem(&self, h: u64) -> usize {
+        if self.mask != u64::MAX {
+            return (h & self.mask) as usize;
+        }
         let low = self.c.wrapping_mul(u128::from(h));
         // the high 64 bits of the 160-bit product low · n, from its two 64-bit halves
         let n = u128::from(self.n);
@@ -110,7 +122,16 @@ mod tests {
             (1 << 63) - 1,
             1 << 32,
         ];
-        let divisors = (1..=130).chain([255, 256, 1000, 65_537, u32::MAX - 1, u32::MAX]);
+        let divisors = (1..=130).chain([
+            255,
+            256,
+            1000,
+            65_536,
+            65_537,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ]);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for n in divisors {
             let m = Modulus::new(n as usize);

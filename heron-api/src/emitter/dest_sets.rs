@@ -28,12 +28,13 @@ pub(super) enum Route {
 }
 
 impl Route {
-    /// The task of a tuple with `values`.
+    /// The slot and the task of a tuple with `values`: the slot is the task's index among
+    /// the consumer's tasks, so that [`DestSets::buffer_at`] finds its set without a search.
     #[inline]
-    pub fn task(&mut self, values: &[Value]) -> i32 {
+    pub fn slot(&mut self, values: &[Value]) -> (usize, i32) {
         match self {
-            Route::Fields(r) => r.task(values),
-            Route::Shuffle(r) => r.task(),
+            Route::Fields(r) => r.slot(values),
+            Route::Shuffle(r) => r.slot(),
         }
     }
 }
@@ -60,15 +61,16 @@ impl ShuffleRoute {
         Some(ShuffleRoute { tasks, next })
     }
 
-    /// The next tuple's task.
+    /// The next tuple's slot (index in the tasks) and task.
     #[inline]
-    pub fn task(&mut self) -> i32 {
-        let task = self.tasks[self.next];
+    pub fn slot(&mut self) -> (usize, i32) {
+        let slot = self.next;
+        let task = self.tasks[slot];
         self.next += 1;
         if self.next == self.tasks.len() {
             self.next = 0;
         }
-        task
+        (slot, task)
     }
 }
 
@@ -102,14 +104,15 @@ impl FieldsRoute {
         })
     }
 
-    /// The task of a tuple with `values`.
+    /// The slot (index in the tasks) and the task of a tuple with `values`.
     #[inline]
-    pub fn task(&mut self, values: &[Value]) -> i32 {
+    pub fn slot(&mut self, values: &[Value]) -> (usize, i32) {
         let mut h = 0u64;
         for &i in &self.indices {
             h = combine(h, values[i].grouping_hash());
         }
-        self.tasks[self.modulus.rem(h)]
+        let slot = self.modulus.rem(h);
+        (slot, self.tasks[slot])
     }
 }
 
@@ -185,7 +188,38 @@ impl DestSets {
         &mut set.tuples
     }
 
-    /// Counts the tuple just written into the buffer [`DestSets::buffer`] returned.
+    /// [`DestSets::buffer`] for a routed stream, whose tasks have fixed slots
+    /// ([`Route::slot`]): the set of `task` is the one at `slot`, found without a search or
+    /// a branch that depends on the task. A set that held another task's tuples (of another
+    /// run) is closed first.
+    #[inline]
+    pub fn buffer_at(
+        &mut self,
+        slot: usize,
+        task: i32,
+        frames: &mut BytesMut,
+        stream_field: &[u8],
+        src_task: i32,
+    ) -> &mut BytesMut {
+        if slot >= self.sets.len() {
+            self.sets.resize_with(slot + 1, DestSet::default);
+        }
+        self.last = slot;
+        let set = &mut self.sets[slot];
+        if set.task != task
+            || set.count >= DATA_SET_MAX_TUPLES
+            || set.tuples.len() >= DATA_SET_MAX_BYTES
+        {
+            self.bytes -= set.tuples.len();
+            set.close(frames, stream_field, self.keyed, src_task);
+            set.task = task;
+        }
+        self.bytes -= set.tuples.len();
+        &mut set.tuples
+    }
+
+    /// Counts the tuple just written into the buffer [`DestSets::buffer`] or
+    /// [`DestSets::buffer_at`] returned.
     #[inline]
     pub fn pushed(&mut self) {
         let set = &mut self.sets[self.last];
@@ -275,12 +309,15 @@ mod tests {
     #[test]
     fn a_shuffle_route_takes_every_task_in_turn_from_its_start() {
         let mut r = ShuffleRoute::new(&[9, 4, 12, 4], 7).unwrap();
-        let got: Vec<i32> = (0..7).map(|_| r.task()).collect();
-        // tasks ascending and once each; 7 % 3 = 1: from the second
-        assert_eq!(got, [9, 12, 4, 9, 12, 4, 9]);
+        let got: Vec<(usize, i32)> = (0..7).map(|_| r.slot()).collect();
+        // tasks ascending and once each; 7 % 3 = 1: from the second; a task's slot is its index
+        assert_eq!(
+            got,
+            [(1, 9), (2, 12), (0, 4), (1, 9), (2, 12), (0, 4), (1, 9)]
+        );
         assert!(ShuffleRoute::new(&[], 3).is_none());
         let mut one = ShuffleRoute::new(&[5], u64::MAX).unwrap();
-        assert_eq!((one.task(), one.task()), (5, 5));
+        assert_eq!((one.slot(), one.slot()), ((0, 5), (0, 5)));
     }
 
     #[test]
@@ -301,10 +338,49 @@ mod tests {
                 .wrapping_mul(31)
                 .wrapping_add(enc(&values[2]));
             let sorted = [4, 9, 12];
-            assert_eq!(r.task(&values), sorted[(h % 3) as usize], "{w} {n} {ts}");
+            let slot = (h % 3) as usize;
+            assert_eq!(r.slot(&values), (slot, sorted[slot]), "{w} {n} {ts}");
         }
         assert!(FieldsRoute::new(&declared, &Fields::new(["nope"]), &tasks).is_none());
         assert!(FieldsRoute::new(&declared, &Fields::new(["word"]), &[]).is_none());
+    }
+
+    fn push_at(sets: &mut DestSets, frames: &mut BytesMut, slot: usize, task: i32, value: &[u8]) {
+        let field = stream_field("s", "c");
+        let buf = sets.buffer_at(slot, task, frames, &field, 1);
+        put_data_tuple(buf, &[], &[value], &[task]);
+        sets.pushed();
+    }
+
+    #[test]
+    fn slots_hold_their_tasks_sets_and_a_slot_taken_over_closes_first() {
+        let (mut sets, mut frames) = (DestSets::default(), BytesMut::new());
+        let field = stream_field("s", "c");
+        // a routed run: slots 2 and 0 first, the sets grow to fit
+        for (slot, task, v) in [(2, 12, b"a"), (0, 4, b"b"), (2, 12, b"c")] {
+            push_at(&mut sets, &mut frames, slot, task, v);
+        }
+        assert!(frames.is_empty());
+        let held = sets.bytes();
+        // a direct run's search finds a slot's set by its task
+        push(&mut sets, &mut frames, 4, b"d");
+        assert!(frames.is_empty() && sets.bytes() > held);
+        // another task at a slot that holds tuples: that set is closed before the tuple
+        push_at(&mut sets, &mut frames, 0, 9, b"e");
+        let v = |s: &[&[u8]]| s.iter().map(|b| b.to_vec()).collect::<Vec<_>>();
+        assert_eq!(sets_in(&mut frames), vec![(Some(4), v(&[b"b", b"d"]))]);
+        sets.close_all(&mut frames, &field, 1);
+        assert_eq!(sets.bytes(), 0);
+        // closed in slot order
+        assert_eq!(
+            sets_in(&mut frames),
+            vec![(Some(9), v(&[b"e"])), (Some(12), v(&[b"a", b"c"]))]
+        );
+        // after the run's close, a slot takes another task with nothing to close
+        push_at(&mut sets, &mut frames, 2, 5, b"f");
+        assert!(frames.is_empty());
+        sets.close_all(&mut frames, &field, 1);
+        assert_eq!(sets_in(&mut frames), vec![(Some(5), v(&[b"f"]))]);
     }
 
     #[test]

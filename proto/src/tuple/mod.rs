@@ -31,8 +31,8 @@ mod set2;
 pub use control::{for_each_ack_root, read_acks, AckEntry, ControlKind, ControlTuples};
 pub use data::{
     check_tuple, for_each_dest_task, for_each_root, put_data_tuple, put_data_tuple_keyed,
-    read_root, scan_tuple, scan_tuple_into, tuple_key_offset, values, walk_data_tuple, EncodeValue,
-    TupleScan, INLINE_ROOTS, INLINE_VALUES,
+    put_data_tuple_plain, read_root, scan_tuple, scan_tuple_into, tuple_key_offset, values,
+    walk_data_tuple, EncodeValue, TupleScan, INLINE_ROOTS, INLINE_VALUES,
 };
 pub use fields::{fields, int32, put_varint, read_varint, varint_len, write_varint, Field, Fields};
 pub use set::{
