@@ -336,8 +336,8 @@ impl Emitter {
         roots: &[(i32, i64)],
         bolt: bool,
     ) -> usize {
-        if let Dest::Grouped = dest {
-            if let Some(si) = self.push_to_open_run(stream, values, !roots.is_empty()) {
+        if matches!(dest, Dest::Grouped) && self.may_continue_open_run(!roots.is_empty()) {
+            if let Some(si) = self.push_to_open_run(stream, values) {
                 return si;
             }
         }

@@ -480,8 +480,9 @@ impl heron_proto::tuple::EncodeValue for Value {
     }
 
     /// A string or bytes payload (a word, an encoded Streamlet element: most often a few
-    /// bytes) is copied inline rather than by a call to `memcpy`.
-    #[inline]
+    /// bytes) is copied inline rather than by a call to `memcpy`; and the whole is inlined
+    /// into each of the tuple writers, which call it once a value.
+    #[inline(always)]
     fn encode_exact(&self, out: &mut [u8]) {
         use heron_proto::small_copy::copy_small;
         match self {

@@ -10,20 +10,21 @@ use super::{same_name, Emitter, MAX_TUPLE_BYTES};
 use crate::Value;
 
 impl Emitter {
+    /// Whether a grouped emit, `anchored` or not, may continue an open run of addressed
+    /// tuples: the first test of [`Emitter::push_to_open_run`], cheap enough to inline into
+    /// every emit so that the others do not pay a call for it.
+    #[inline(always)]
+    pub(super) fn may_continue_open_run(&self, anchored: bool) -> bool {
+        self.open_addressed && !anchored && self.open == Some(self.last_stream)
+    }
+
     /// Queues a grouped, unanchored (or unacked) emit on `stream` when it continues the open
-    /// run of addressed tuples of that stream, and returns the stream's index; `None` (nothing
-    /// done) for any other emit, which [`Emitter::push`] then handles.
+    /// run of addressed tuples of that stream (after [`Emitter::may_continue_open_run`]), and
+    /// returns the stream's index; `None` (nothing done) for any other emit, which
+    /// [`Emitter::push`] then handles.
     #[inline]
-    pub(super) fn push_to_open_run(
-        &mut self,
-        stream: &str,
-        values: &[Value],
-        anchored: bool,
-    ) -> Option<usize> {
+    pub(super) fn push_to_open_run(&mut self, stream: &str, values: &[Value]) -> Option<usize> {
         let si = self.last_stream;
-        if self.open != Some(si) || !self.open_addressed || anchored {
-            return None;
-        }
         let out = self.streams.get_mut(si)?;
         if !out.custom.is_empty()
             || values.len() != out.decl.fields.len()

@@ -59,7 +59,7 @@ pub(crate) fn roots_len(roots: &[(i32, i64)]) -> usize {
 }
 
 /// Appends `roots` as entries of repeated `RootId` field `field_no`.
-#[inline]
+#[inline(always)]
 pub(crate) fn put_roots(buf: &mut impl BufMut, field_no: u8, roots: &[(i32, i64)]) {
     for &(taskid, k) in roots {
         buf.put_u8(key(field_no, LEN));
@@ -109,7 +109,7 @@ pub fn put_data_tuple<V: EncodeValue>(
 /// let tuple = HeronDataTuple::decode(&buf[2..]).unwrap();
 /// assert_eq!((tuple.key, tuple.dest_task_ids[0]), (-5, 3));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn put_data_tuple_keyed<V: EncodeValue>(
     buf: &mut BytesMut,
     tuple_key: i64,
