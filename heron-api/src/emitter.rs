@@ -586,14 +586,17 @@ impl Emitter {
     }
 
     fn bolt_to(&mut self, stream: &str, dest: Dest, anchors: &[&Tuple], values: &[Value]) {
+        if anchors.is_empty() || !self.mode.is_acking() {
+            // no roots to carry
+            self.push(stream, dest, values, &[], true);
+            return;
+        }
         let mut roots = std::mem::take(&mut self.roots);
         roots.clear();
-        if self.mode.is_acking() {
-            for anchor in anchors {
-                for root in anchor.roots() {
-                    if !roots.contains(root) {
-                        roots.push(*root);
-                    }
+        for anchor in anchors {
+            for root in anchor.roots() {
+                if !roots.contains(root) {
+                    roots.push(*root);
                 }
             }
         }
