@@ -336,8 +336,8 @@ impl Emitter {
         roots: &[(i32, i64)],
         bolt: bool,
     ) -> usize {
-        if matches!(dest, Dest::Grouped) && self.may_continue_open_run(!roots.is_empty()) {
-            if let Some(si) = self.push_to_open_run(stream, values) {
+        if matches!(dest, Dest::Grouped) && self.may_continue_open_run() {
+            if let Some(si) = self.push_to_open_run(stream, values, roots, bolt) {
                 return si;
             }
         }
@@ -448,6 +448,15 @@ impl Emitter {
             Some(_) => self.by_dest.pushed(),
             None => self.open_count += 1,
         }
+        self.keyed_emit(key, roots, bolt);
+        self.counters.emitted += 1;
+        si
+    }
+
+    /// After a tuple keyed `key` (0: not keyed, nothing to do) was queued with `roots`: its
+    /// emit, which the stream manager needs before any ack of it.
+    #[inline]
+    fn keyed_emit(&mut self, key: i64, roots: &[(i32, i64)], bolt: bool) {
         if key != 0 && bolt {
             // one entry per root: the XOR of the keys of its tuples in this set
             self.control.push_merged(ControlKind::Emit, roots, key);
@@ -461,8 +470,6 @@ impl Emitter {
                 self.tree_starts.take_frame(&mut self.lead, self.task_id);
             }
         }
-        self.counters.emitted += 1;
-        si
     }
 
     /// Closes the open stream's sets: the one routed per tuple, then those per destination.

@@ -4,26 +4,33 @@
 //! such an emit needs, in a function small enough to stay in the instruction cache beside the
 //! user's code.
 
-use heron_proto::tuple::put_data_tuple_plain;
+use heron_proto::tuple::{put_data_tuple_keyed, put_data_tuple_plain};
 
 use super::{same_name, Emitter, MAX_TUPLE_BYTES};
 use crate::Value;
 
 impl Emitter {
-    /// Whether a grouped emit, `anchored` or not, may continue an open run of addressed
-    /// tuples: the first test of [`Emitter::push_to_open_run`], cheap enough to inline into
-    /// every emit so that the others do not pay a call for it.
+    /// Whether a grouped emit may continue an open run of addressed tuples: the first test
+    /// of [`Emitter::push_to_open_run`], cheap enough to inline into every emit so that the
+    /// others do not pay a call for it.
     #[inline(always)]
-    pub(super) fn may_continue_open_run(&self, anchored: bool) -> bool {
-        self.open_addressed && !anchored && self.open == Some(self.last_stream)
+    pub(super) fn may_continue_open_run(&self) -> bool {
+        self.open_addressed && self.open == Some(self.last_stream)
     }
 
-    /// Queues a grouped, unanchored (or unacked) emit on `stream` when it continues the open
-    /// run of addressed tuples of that stream (after [`Emitter::may_continue_open_run`]), and
-    /// returns the stream's index; `None` (nothing done) for any other emit, which
-    /// [`Emitter::push`] then handles.
+    /// Queues a grouped emit on `stream` with `roots` (`bolt`: a bolt's, else a spout's) when
+    /// it continues the open run of addressed tuples of that stream (after
+    /// [`Emitter::may_continue_open_run`]), and returns the stream's index; `None` (nothing
+    /// done) for any other emit, which [`Emitter::push`] then handles. With acking, an
+    /// anchored tuple is keyed here and its emit queued, as [`Emitter::push`] does.
     #[inline]
-    pub(super) fn push_to_open_run(&mut self, stream: &str, values: &[Value]) -> Option<usize> {
+    pub(super) fn push_to_open_run(
+        &mut self,
+        stream: &str,
+        values: &[Value],
+        roots: &[(i32, i64)],
+        bolt: bool,
+    ) -> Option<usize> {
         let si = self.last_stream;
         let out = self.streams.get_mut(si)?;
         if !out.custom.is_empty()
@@ -48,8 +55,19 @@ impl Emitter {
             &out.stream_field,
             self.task_id,
         );
-        put_data_tuple_plain(buf, values);
+        let key = if roots.is_empty() {
+            put_data_tuple_plain(buf, values);
+            0
+        } else {
+            let key = match self.mode.is_acking() {
+                true => self.rng.next_nonzero(),
+                false => 0,
+            };
+            put_data_tuple_keyed(buf, key, roots, values, &[]);
+            key
+        };
         self.by_dest.pushed();
+        self.keyed_emit(key, roots, bolt);
         self.counters.emitted += 1;
         Some(si)
     }
@@ -67,6 +85,10 @@ mod tests {
     use crate::{values, Fields, ReliabilityMode, StreamDecl};
 
     fn routed(tasks: &[i32]) -> Emitter {
+        routed_in(ReliabilityMode::AtMostOnce, tasks)
+    }
+
+    fn routed_in(mode: ReliabilityMode, tasks: &[i32]) -> Emitter {
         let fields = Fields::new(["w", "n"]);
         let streams = [
             StreamDecl {
@@ -80,7 +102,7 @@ mod tests {
                 direct: false,
             },
         ];
-        let mut e = Emitter::new("split", 1, ReliabilityMode::AtMostOnce, &streams);
+        let mut e = Emitter::new("split", 1, mode, &streams);
         e.streams[0].route =
             FieldsRoute::new(&fields, &Fields::new(["w"]), tasks).map(Route::Fields);
         e
@@ -143,6 +165,55 @@ mod tests {
             assert_eq!(got, want, "task {t}: every tuple, in emit order");
         }
         assert_eq!(e.counters().emitted, 63);
+    }
+
+    #[test]
+    fn with_acking_a_routed_runs_anchored_tuples_are_keyed_and_their_emits_queued() {
+        use crate::{Tuple, TupleSource};
+        use heron_proto::system::HeronTupleSet;
+        use std::sync::Arc;
+        let mut e = routed_in(ReliabilityMode::AtLeastOnce, &[4, 5]);
+        let source = Arc::new(TupleSource::new("up", "default", Fields::new(["x"])));
+        let a = Tuple::from_runtime(source.clone(), 1, values!["s"], 3, &[(1, 10)]);
+        let b = Tuple::from_runtime(source, 1, values!["t"], 4, &[(1, 10), (2, 20)]);
+        for i in 0..20i64 {
+            e.emit_bolt(
+                "default",
+                None,
+                &[&a],
+                &values![format!("w{i}").as_str(), i],
+            );
+        }
+        e.emit_bolt("default", None, &[&b], &values!["w-b", 20]);
+        e.emit_bolt("default", None, &[], &values!["w-none", 21]);
+        e.ack(&a);
+        let mut frames = BytesMut::from(&e.take_frames()[..]);
+        let (mut keys, mut control) = (Vec::new(), Vec::new());
+        while let Some(p) = HeronCodec::new(0).decode_packet(&mut frames).unwrap() {
+            let set: HeronTupleSet = p.decode().unwrap();
+            match (set.data, set.control) {
+                (Some(d), None) => keys.extend(d.tuples.iter().map(|t| (t.key, t.roots.len()))),
+                (None, Some(c)) => control.push(c),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(keys.len(), 22);
+        let one_root: Vec<i64> = keys.iter().filter(|k| k.1 == 1).map(|k| k.0).collect();
+        assert_eq!(one_root.len(), 20);
+        assert!(
+            one_root.iter().all(|&k| k != 0),
+            "anchored tuples are keyed"
+        );
+        let two_roots: Vec<i64> = keys.iter().filter(|k| k.1 == 2).map(|k| k.0).collect();
+        assert!(keys.contains(&(0, 0)), "the unanchored tuple keeps key 0");
+        // the emits anchored to `a` alone ride in a's ack; b's, with two roots, go as an emit
+        assert_eq!(control.len(), 1);
+        let xor = one_root.iter().fold(3, |x, k| x ^ k);
+        assert_eq!(control[0].acks.len(), 1);
+        assert_eq!(control[0].acks[0].ackedtuple, xor);
+        assert_eq!(control[0].emits.len(), 1);
+        assert_eq!(control[0].emits[0].ackedtuple, two_roots[0]);
+        assert_eq!(control[0].emits[0].roots.len(), 2);
     }
 
     #[test]
