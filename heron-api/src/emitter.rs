@@ -1,14 +1,14 @@
 //! The runtime-facing side of the collectors: validates emits, encodes tuples, tracks
 //! spout tuples in flight and accumulates the outgoing batch.
 
-use heron_proto::keys::KeyBuildHasher;
-use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use heron_proto::codec::HeronCodec;
 use heron_proto::system::HeronTupleSet;
 use heron_proto::tuple::{ControlKind, ControlTuples};
+
+use in_flight::{InFlight, KeyRng};
 
 use crate::{
     CustomStreamGrouping, GroupingKind, HeronTopology, MessageId, ReliabilityMode, StreamDecl,
@@ -52,51 +52,6 @@ struct OutStream {
     tally: StreamTally,
 }
 
-/// A tracked spout tuple: message id, emit time, index of its stream.
-type Tracked = (MessageId, Instant, usize);
-
-/// The spout's tuples in flight (ATLEAST_ONCE): root key → (message id, emit time, stream),
-/// with insertion order kept for expiry.
-#[derive(Default)]
-struct InFlight {
-    /// Root keys are random: [`KeyBuildHasher`] does not hash them again.
-    map: HashMap<i64, Tracked, KeyBuildHasher>,
-    order: VecDeque<(i64, Instant)>,
-}
-
-impl InFlight {
-    fn insert(&mut self, key: i64, msg: MessageId, at: Instant, stream: usize) {
-        self.map.insert(key, (msg, at, stream));
-        self.order.push_back((key, at));
-    }
-
-    fn remove(&mut self, key: i64) -> Option<Tracked> {
-        let found = self.map.remove(&key);
-        // Keep `order` from growing without bound with entries already acked.
-        if found.is_some() && self.order.len() > 2 * self.map.len() + 1024 {
-            let map = &self.map;
-            self.order.retain(|(k, _)| map.contains_key(k));
-        }
-        found
-    }
-
-    fn expire(&mut self, deadline: Instant, out: &mut Vec<(MessageId, usize)>) {
-        while let Some(&(key, at)) = self.order.front() {
-            if at > deadline {
-                break;
-            }
-            self.order.pop_front();
-            if let Some((msg, emitted, stream)) = self.map.remove(&key) {
-                if emitted == at {
-                    out.push((msg, stream));
-                } else {
-                    self.map.insert(key, (msg, emitted, stream));
-                }
-            }
-        }
-    }
-}
-
 /// Where an emitted tuple goes: by the consumers' groupings (and custom groupings' choice),
 /// to one task of a direct stream, or pinned to tasks on a non-direct stream.
 #[derive(Clone, Copy)]
@@ -110,26 +65,6 @@ impl From<Option<i32>> for Dest<'_> {
     #[inline]
     fn from(direct: Option<i32>) -> Self {
         direct.map_or(Dest::Grouped, Dest::Direct)
-    }
-}
-
-/// A fast per-task PRNG (wyrand) for root keys, seeded from the OS.
-struct KeyRng(u64);
-
-impl KeyRng {
-    fn new() -> Self {
-        KeyRng(rand::random())
-    }
-
-    fn next_nonzero(&mut self) -> i64 {
-        loop {
-            self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
-            let t = u128::from(self.0).wrapping_mul(u128::from(self.0 ^ 0xe703_7ed1_a0b4_28db));
-            let k = ((t >> 64) as u64 ^ t as u64) as i64;
-            if k != 0 {
-                return k;
-            }
-        }
     }
 }
 
@@ -786,6 +721,7 @@ impl Emitter {
 }
 
 mod dest_sets;
+mod in_flight;
 mod open_run;
 mod stats;
 pub use stats::StreamTally;

@@ -126,6 +126,12 @@ struct DestSet {
 }
 
 impl DestSet {
+    /// Whether the set holds as many tuples or bytes as a set may.
+    #[inline]
+    fn full(&self) -> bool {
+        self.count >= DATA_SET_MAX_TUPLES || self.tuples.len() >= DATA_SET_MAX_BYTES
+    }
+
     fn close(&mut self, frames: &mut BytesMut, stream_field: &[u8], keyed: bool, src_task: i32) {
         if self.count > 0 {
             let (task, tuples) = (self.task, &self.tuples);
@@ -180,7 +186,7 @@ impl DestSets {
             };
         }
         let set = &mut self.sets[self.last];
-        if set.count >= DATA_SET_MAX_TUPLES || set.tuples.len() >= DATA_SET_MAX_BYTES {
+        if set.full() {
             self.bytes -= set.tuples.len();
             set.close(frames, stream_field, self.keyed, src_task);
         }
@@ -206,10 +212,7 @@ impl DestSets {
         }
         self.last = slot;
         let set = &mut self.sets[slot];
-        if set.task != task
-            || set.count >= DATA_SET_MAX_TUPLES
-            || set.tuples.len() >= DATA_SET_MAX_BYTES
-        {
+        if set.task != task || set.full() {
             self.bytes -= set.tuples.len();
             set.close(frames, stream_field, self.keyed, src_task);
             set.task = task;
