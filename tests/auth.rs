@@ -455,6 +455,16 @@ fn with_tls_the_links_between_daemons_are_encrypted_and_nothing_is_lost() {
         let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
         assert!(heron_auth::dial_std(tcp, Some(&stranger), Some(&secret)).is_err());
     }
+    // The mesh is TLS only: no local mesh socket beside it (heron_flow::local_socket).
+    for s in &pplan.stmgrs {
+        let port = u16::try_from(s.data_port).unwrap();
+        let addr = heron_flow::local_socket::mesh_address(port).unwrap();
+        assert!(
+            std::os::unix::net::UnixStream::connect_addr(&addr).is_err(),
+            "{} has a local mesh socket beside its TLS port",
+            s.id
+        );
+    }
     // The instance server stays on plain loopback.
     let local = u16::try_from(stmgr.local_data_port.unwrap()).unwrap();
     drop(support::connect_as_member(&env, "Ledger", local));

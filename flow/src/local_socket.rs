@@ -1,5 +1,7 @@
-//! The local data socket: a Unix domain socket in Linux's abstract namespace on which a stream
-//! manager takes its own container's instances, beside its TCP instance server.
+//! The local data sockets: Unix domain sockets in Linux's abstract namespace on which a stream
+//! manager takes its own container's instances, beside its TCP instance server, and the other
+//! heron-rs stream managers of its host, beside its TCP stream-manager server
+//! ([`mesh_name`]).
 //!
 //! The bytes are Heron's, as on TCP; only the transport differs. A Unix stream socket moves a
 //! buffer from one process to another without the TCP stack (segments, acknowledgements, a
@@ -32,14 +34,35 @@ pub fn name(port: u16) -> String {
 /// [`name`] as a socket address (Linux only: elsewhere there is no abstract namespace, and
 /// the error says so).
 pub fn address(port: u16) -> std::io::Result<std::os::unix::net::SocketAddr> {
+    abstract_address(name(port))
+}
+
+/// The abstract name of the local mesh socket of the stream manager whose stream-manager
+/// server (its `data_port`) is on `port`: where another heron-rs stream manager of the same
+/// host connects instead of that TCP port. Like [`name`], unique on the host while the
+/// stream manager runs, and known to whoever knows the port (it is in the physical plan).
+///
+/// ```
+/// assert_eq!(heron_flow::local_socket::mesh_name(6002), "heron-rs/stmgr-mesh/6002");
+/// ```
+pub fn mesh_name(port: u16) -> String {
+    format!("heron-rs/stmgr-mesh/{port}")
+}
+
+/// [`mesh_name`] as a socket address (Linux only, as [`address`]).
+pub fn mesh_address(port: u16) -> std::io::Result<std::os::unix::net::SocketAddr> {
+    abstract_address(mesh_name(port))
+}
+
+fn abstract_address(name: String) -> std::io::Result<std::os::unix::net::SocketAddr> {
     #[cfg(target_os = "linux")]
     {
         use std::os::linux::net::SocketAddrExt;
-        std::os::unix::net::SocketAddr::from_abstract_name(name(port))
+        std::os::unix::net::SocketAddr::from_abstract_name(name)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = port;
+        let _ = name;
         Err(std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "local data sockets need Linux's abstract socket namespace",

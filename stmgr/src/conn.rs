@@ -254,11 +254,12 @@ pub(crate) async fn accept_loop(
     }
 }
 
-/// Accepts this container's instances on the local data socket
-/// ([`heron_flow::local_socket`]) and hands each to the core as [`accept_loop`] does for TCP
-/// (no TLS: the socket never leaves the host).
+/// Accepts connections of `kind` on a local data socket ([`heron_flow::local_socket`]: this
+/// container's instances, or the host's other stream managers) and hands each to the core as
+/// [`accept_loop`] does for TCP (no TLS: the socket never leaves the host).
 pub(crate) async fn accept_local_loop(
     listener: UnixListener,
+    kind: Incoming,
     auth: Option<heron_auth::Secret>,
     events: mpsc::Sender<Event>,
 ) {
@@ -276,13 +277,13 @@ pub(crate) async fn accept_local_loop(
                         heron_auth::accept(&mut link, &secret).await.map(|()| link)
                     }),
                 };
-                let peer = "the local socket".to_string();
-                if !hand_over(admission, peer, Incoming::Instance, &slots, &events).await {
+                let peer = format!("the local {kind:?} socket");
+                if !hand_over(admission, peer, kind, &slots, &events).await {
                     return;
                 }
             }
             Err(e) => {
-                warn!("accept failed on the local data socket: {e}");
+                warn!("accept failed on the local {kind:?} socket: {e}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

@@ -43,7 +43,21 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     };
     // this container's instances on a local socket too (bound first, so that an instance,
     // which tries it first, never finds only the TCP port open)
-    let local = bind_local(config.local_data_port);
+    let local = bind_local(
+        heron_flow::local_socket::address(config.local_data_port),
+        heron_flow::local_socket::name(config.local_data_port),
+        "instances",
+    );
+    // the host's other heron-rs stream managers on a local socket too, unless the mesh is TLS
+    // (which a local socket would not be); bound before the TCP port for the same reason
+    let mesh = match config.tls {
+        None => bind_local(
+            heron_flow::local_socket::mesh_address(config.data_port),
+            heron_flow::local_socket::mesh_name(config.data_port),
+            "stream managers",
+        ),
+        Some(_) => None,
+    };
     let instances = bind(
         "instance server",
         format!("127.0.0.1:{}", config.local_data_port),
@@ -74,6 +88,15 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     if let Some(local) = local {
         tokio::spawn(conn::accept_local_loop(
             local,
+            Incoming::Instance,
+            config.auth.clone(),
+            events.clone(),
+        ));
+    }
+    if let Some(mesh) = mesh {
+        tokio::spawn(conn::accept_local_loop(
+            mesh,
+            Incoming::Stmgr,
             config.auth.clone(),
             events.clone(),
         ));
@@ -131,6 +154,7 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
             },
             auth: config.auth.clone(),
             tls: config.tls.clone(),
+            host: config.host.clone(),
         },
         events,
         registration,
@@ -232,10 +256,14 @@ fn sample_metrics(
     *slot.lock().unwrap_or_else(|e| e.into_inner()) = sample;
 }
 
-/// The local data socket for the instance server on `port` ([`heron_flow::local_socket`]);
-/// `None`, logged, where it cannot be bound (instances then connect over TCP).
-fn bind_local(port: u16) -> Option<tokio::net::UnixListener> {
-    let bound = heron_flow::local_socket::address(port)
+/// A local data socket ([`heron_flow::local_socket`]) at `addr`, named `name`, for `whom`;
+/// `None`, logged, where it cannot be bound (they then connect over TCP).
+fn bind_local(
+    addr: std::io::Result<std::os::unix::net::SocketAddr>,
+    name: String,
+    whom: &str,
+) -> Option<tokio::net::UnixListener> {
+    let bound = addr
         .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a))
         .and_then(|l| {
             l.set_nonblocking(true)?;
@@ -243,17 +271,11 @@ fn bind_local(port: u16) -> Option<tokio::net::UnixListener> {
         });
     match bound {
         Ok(l) => {
-            info!(
-                "serving instances also on the local socket @{}",
-                heron_flow::local_socket::name(port)
-            );
+            info!("serving {whom} also on the local socket @{name}");
             Some(l)
         }
         Err(e) => {
-            tracing::warn!(
-                "no local socket for the instances (they use TCP): cannot bind @{}: {e}",
-                heron_flow::local_socket::name(port)
-            );
+            tracing::warn!("no local socket for {whom} (they use TCP): cannot bind @{name}: {e}");
             None
         }
     }
@@ -353,7 +375,7 @@ impl Shell {
             } => {
                 let label = match stream.tcp().and_then(|t| t.peer_addr().ok()) {
                     Some(a) => format!("stream manager {stmgr_id} at {a}"),
-                    None => format!("stream manager {stmgr_id}"),
+                    None => format!("stream manager {stmgr_id} on its local mesh socket"),
                 };
                 let id = self.open(stream, label.clone(), leftover);
                 self.core

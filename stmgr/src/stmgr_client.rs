@@ -24,6 +24,9 @@ pub(crate) struct Introduction {
     pub auth: Option<heron_auth::Secret>,
     /// TLS to the peer (`heron-rs.tls.enabled`).
     pub tls: Option<heron_auth::Tls>,
+    /// This stream manager's host: a peer on the same host is tried on its local mesh socket
+    /// first ([`heron_flow::local_socket::mesh_name`]).
+    pub host: String,
 }
 
 /// Why an attempt failed.
@@ -81,17 +84,64 @@ pub(crate) async fn connect(
     let _ = events.send(event).await;
 }
 
+/// The connection to the peer at `host:port`, its secret's handshake done: the peer's local
+/// mesh socket when it is on this host (the same host name, no TLS, and the socket there), or
+/// else its TCP port. Only a peer that is not there on the local socket falls back to TCP: one
+/// that is and fails the handshake is a failed attempt, as on TCP.
+async fn dial(host: &str, port: u16, intro: &Introduction) -> Result<Link, HelloError> {
+    if intro.tls.is_none() && host == intro.host {
+        if let Some(stream) = connect_mesh_socket(port).await {
+            let mut link = Link::Local(stream);
+            if let Some(secret) = &intro.auth {
+                heron_auth::connect(&mut link, secret).await?;
+            }
+            return Ok(link);
+        }
+    }
+    let stream = TcpStream::connect((host, port))
+        .await
+        .map_err(HelloError::Connect)?;
+    crate::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
+    Ok(heron_auth::dial(stream, intro.tls.as_ref(), intro.auth.as_ref()).await?)
+}
+
+/// A connection to the local mesh socket of the stream manager serving stream managers on
+/// `port` of this host; `None` when nothing listens there (another runtime's stream manager,
+/// another network namespace, a system without abstract sockets).
+async fn connect_mesh_socket(port: u16) -> Option<tokio::net::UnixStream> {
+    let addr = heron_flow::local_socket::mesh_address(port).ok()?;
+    // std connects to an abstract address (tokio only to paths); a connect that waits for a
+    // full backlog waits on a thread of the blocking pool, not on the event loop's
+    let connected = tokio::task::spawn_blocking(move || {
+        let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+        s.set_nonblocking(true)?;
+        Ok::<_, std::io::Error>(s)
+    })
+    .await
+    .ok()?;
+    let stream = match connected.and_then(tokio::net::UnixStream::from_std) {
+        Ok(s) => s,
+        Err(e) => {
+            debug!(
+                "no local mesh socket @{}: {e}",
+                heron_flow::local_socket::mesh_name(port)
+            );
+            return None;
+        }
+    };
+    if let Err(e) = crate::net::tune_local_socket(&stream) {
+        debug!("cannot set the local mesh socket's options: {e}");
+    }
+    Some(stream)
+}
+
 async fn handshake(
     host: &str,
     port: u16,
     intro: &Introduction,
     codec: HeronCodec,
 ) -> Result<(Link, BytesMut), HelloError> {
-    let stream = TcpStream::connect((host, port))
-        .await
-        .map_err(HelloError::Connect)?;
-    crate::net::tune_data_socket(&stream).map_err(HelloError::Connect)?;
-    let stream = heron_auth::dial(stream, intro.tls.as_ref(), intro.auth.as_ref()).await?;
+    let stream = dial(host, port, intro).await?;
     let mut framed = Framed::new(stream, codec);
     let reqid = ReqId::random();
     framed

@@ -6,9 +6,8 @@
 
 mod common;
 
-use bytes::Bytes;
 use common::*;
-use heron_proto::api::{self, StreamId};
+use heron_proto::api;
 use heron_proto::ckptmgr::{
     GetInstanceStateRequest, GetInstanceStateResponse, RegisterStMgrRequest, RegisterStMgrResponse,
     RestoreInstanceStateRequest, RestoreInstanceStateResponse, RestoreTopologyStateRequest,
@@ -16,10 +15,8 @@ use heron_proto::ckptmgr::{
 };
 use heron_proto::prost::Message as _;
 use heron_proto::status;
-use heron_proto::stmgr::{
-    NewInstanceAssignmentMessage, StrMgrHelloRequest, StrMgrHelloResponse, TupleStreamMessage,
-};
-use heron_proto::system::{HeronDataTuple, HeronDataTupleSet2, HeronTupleSet2, StatusCode};
+use heron_proto::stmgr::{NewInstanceAssignmentMessage, StrMgrHelloRequest, StrMgrHelloResponse};
+use heron_proto::system::{HeronDataTuple, HeronTupleSet2, StatusCode};
 use heron_proto::tmanager::PublishMetrics;
 use heron_testkit::plan::PlanBuilder;
 use std::net::TcpListener;
@@ -27,31 +24,6 @@ use std::time::{Duration, Instant};
 
 /// The restore the test's tmaster runs.
 const TXID: i64 = 42_000_001;
-
-/// A tuple set from spout task 1 (on stmgr-2) to bolt task 2, of `words`, tagged `txid`.
-fn from_spout(txid: Option<i64>, words: &[&str]) -> TupleStreamMessage {
-    let set = HeronTupleSet2 {
-        data: Some(HeronDataTupleSet2 {
-            stream: StreamId {
-                id: "default".into(),
-                component_name: "spout".into(),
-            },
-            tuples: words
-                .iter()
-                .map(|w| Bytes::from(heron_testkit::plan::tuple(&[&str_value(w)], &[])))
-                .collect(),
-        }),
-        control: None,
-        src_task_id: 1,
-    };
-    TupleStreamMessage {
-        task_id: 2,
-        set: set.encode_to_vec().into(),
-        src_task_id: 1,
-        num_tuples: words.len() as i32,
-        restore_txid: txid,
-    }
-}
 
 /// Waits until the stream manager's published metrics count `n` tuple sets read from other
 /// stream managers.
@@ -115,12 +87,7 @@ fn a_peers_tuples_read_before_the_start_are_delivered_after_it_and_old_ones_drop
             },
         );
         let mut outbound = Peer::connect(data);
-        outbound.send(&StrMgrHelloRequest {
-            topology_name: TOPOLOGY.into(),
-            topology_id: TOPOLOGY_ID.into(),
-            stmgr: "stmgr-2".into(),
-        });
-        let hello: StrMgrHelloResponse = outbound.recv_msg();
+        let hello = say_hello(&mut outbound, TOPOLOGY, "stmgr-2");
         assert_eq!(hello.status.status, StatusCode::Ok as i32);
         // the mesh is up: the instance gets the plan
         let _: NewInstanceAssignmentMessage = bolt_peer.recv_msg();

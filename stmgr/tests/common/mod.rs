@@ -557,3 +557,46 @@ fn serve_tmaster(
         }
     }
 }
+
+/// A tuple set from spout task 1 (on stmgr-2) to bolt task 2, of `words`, tagged `txid`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn from_spout(txid: Option<i64>, words: &[&str]) -> heron_proto::stmgr::TupleStreamMessage {
+    use heron_proto::system::{HeronDataTupleSet2, HeronTupleSet2};
+    let set = HeronTupleSet2 {
+        data: Some(HeronDataTupleSet2 {
+            stream: api::StreamId {
+                id: "default".into(),
+                component_name: "spout".into(),
+            },
+            tuples: words
+                .iter()
+                .map(|w| Bytes::from(heron_testkit::plan::tuple(&[&str_value(w)], &[])))
+                .collect(),
+        }),
+        control: None,
+        src_task_id: 1,
+    };
+    heron_proto::stmgr::TupleStreamMessage {
+        task_id: 2,
+        set: set.encode_to_vec().into(),
+        src_task_id: 1,
+        num_tuples: words.len() as i32,
+        restore_txid: txid,
+    }
+}
+
+/// Says hello on `peer` as stream manager `stmgr` of `topology` (this test topology's id) and
+/// returns the answer.
+#[allow(dead_code)] // not every test binary uses it
+pub fn say_hello(
+    peer: &mut Peer,
+    topology: &str,
+    stmgr: &str,
+) -> heron_proto::stmgr::StrMgrHelloResponse {
+    peer.send(&heron_proto::stmgr::StrMgrHelloRequest {
+        topology_name: topology.into(),
+        topology_id: TOPOLOGY_ID.into(),
+        stmgr: stmgr.into(),
+    });
+    peer.recv_msg()
+}
