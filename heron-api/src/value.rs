@@ -480,8 +480,10 @@ impl heron_proto::tuple::EncodeValue for Value {
     }
 
     /// A string or bytes payload (a word, an encoded Streamlet element: most often a few
-    /// bytes) is copied inline rather than by a call to `memcpy`; and the whole is inlined
-    /// into each of the tuple writers, which call it once a value.
+    /// bytes) is copied inline rather than by a call to `memcpy`; a number is two stores; and
+    /// the whole is inlined into each of the tuple writers, which call it once a value (a
+    /// call to the general [`Value::encode_to`] for a tuple's timestamp cost a spout's emit
+    /// about a tenth).
     #[inline(always)]
     fn encode_exact(&self, out: &mut [u8]) {
         use heron_proto::small_copy::copy_small;
@@ -494,10 +496,19 @@ impl heron_proto::tuple::EncodeValue for Value {
                 out[0] = tag::BYTES;
                 copy_small(&mut out[1..], b);
             }
-            other => {
-                let mut out = out;
-                other.encode_to(&mut out);
+            Value::Int(i) => {
+                out[0] = tag::INT;
+                out[1..9].copy_from_slice(&i.to_le_bytes());
             }
+            Value::Float(f) => {
+                out[0] = tag::FLOAT;
+                out[1..9].copy_from_slice(&f.to_bits().to_le_bytes());
+            }
+            Value::Bool(b) => {
+                out[0] = tag::BOOL;
+                out[1] = u8::from(*b);
+            }
+            Value::Null => out[0] = tag::NULL,
         }
     }
 }
@@ -510,6 +521,10 @@ mod tests {
         let mut out = Vec::new();
         v.encode(&mut out);
         assert_eq!(out.len(), v.encoded_len(), "encoded_len of {v:?}");
+        // the tuple writers' encoder writes the same bytes into a slice of encoded_len
+        let mut exact = vec![0xaa; out.len()];
+        heron_proto::tuple::EncodeValue::encode_exact(v, &mut exact);
+        assert_eq!(exact, out, "encode_exact of {v:?}");
         out
     }
 
