@@ -77,7 +77,7 @@ fn connect(config: &InstanceConfig, options: &RunOptions) -> Result<StmgrSocket,
 /// word count lost 3 % (9.82 → 9.64 M words/s), idle while its stream managers waited for the
 /// bolts' windows. The 256 KiB of the in-queue that it replaces restores the throughput (1.035 ×
 /// the build with the queue) and holds the flat-out p99 under that build's (35 against 39 ms;
-/// `docs/cost-log.md`, "The executor reads its own socket").
+/// `docs/cost-log-2026-12-05.md`, "The executor reads its own socket").
 const RECV_BUFFER: usize = crate::QUEUE_BYTES;
 
 /// Connects (retrying) and registers this instance; the physical plan, if the response

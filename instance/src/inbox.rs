@@ -5,7 +5,7 @@
 //! executor through a queue. Every delivery then woke two threads: the reader (by the socket)
 //! and the executor (by the reader). Under acking, where every hop carries what one spout
 //! window holds, those hand-offs were a third of the instances' context switches
-//! (`docs/cost-log.md`, "The executor reads its own socket"). Here the executor waits in `ppoll`
+//! (`docs/cost-log-2026-12-05.md`, "The executor reads its own socket"). Here the executor waits in `ppoll`
 //! on the socket and on a wake-up socket pair (for [`InboxWaker`]), reads with `MSG_DONTWAIT`,
 //! and decodes; one wake-up per delivery.
 //!

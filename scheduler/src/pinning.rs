@@ -7,7 +7,7 @@
 //! containers that ask for whole CPUs. A container's processes then wake each other on the
 //! CPU they share, without an inter-processor interrupt or an idle CPU to wake: on a 2-core
 //! machine the acked word count ran 1.3 × faster pinned, the unacked one about 0.9 × (its
-//! processes could use both cores; `docs/cost-log.md`, "Containers pinned to a CPU").
+//! processes could use both cores; `docs/cost-log-2026-12-05.md`, "Containers pinned to a CPU").
 //!
 //! `none` (the default) leaves placement to the kernel. Other values are refused at submit,
 //! and so is `core` on a scheduler that does not place processes itself (Slurm, Kubernetes:
