@@ -458,7 +458,7 @@ fn with_tls_the_links_between_daemons_are_encrypted_and_nothing_is_lost() {
     // The mesh is TLS only: no local mesh socket beside it (heron_flow::local_socket).
     for s in &pplan.stmgrs {
         let port = u16::try_from(s.data_port).unwrap();
-        let addr = heron_flow::local_socket::mesh_address(port).unwrap();
+        let addr = heron_flow::local_socket::mesh_address(&s.host_name, port).unwrap();
         assert!(
             std::os::unix::net::UnixStream::connect_addr(&addr).is_err(),
             "{} has a local mesh socket beside its TLS port",

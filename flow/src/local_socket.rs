@@ -38,20 +38,23 @@ pub fn address(port: u16) -> std::io::Result<std::os::unix::net::SocketAddr> {
 }
 
 /// The abstract name of the local mesh socket of the stream manager whose stream-manager
-/// server (its `data_port`) is on `port`: where another heron-rs stream manager of the same
-/// host connects instead of that TCP port. Like [`name`], unique on the host while the
-/// stream manager runs, and known to whoever knows the port (it is in the physical plan).
+/// server (its `data_port`) is on `host:port`: where another heron-rs stream manager of the
+/// same host connects instead of that TCP address. Unique on the host while the stream
+/// manager runs, as the TCP address is (two stream managers may use one port on two
+/// addresses of a host), and known to whoever knows the address (it is in the physical plan).
 ///
 /// ```
-/// assert_eq!(heron_flow::local_socket::mesh_name(6002), "heron-rs/stmgr-mesh/6002");
+/// let name = heron_flow::local_socket::mesh_name("127.0.0.1", 6002);
+/// assert_eq!(name, "heron-rs/stmgr-mesh/127.0.0.1:6002");
 /// ```
-pub fn mesh_name(port: u16) -> String {
-    format!("heron-rs/stmgr-mesh/{port}")
+pub fn mesh_name(host: &str, port: u16) -> String {
+    format!("heron-rs/stmgr-mesh/{host}:{port}")
 }
 
-/// [`mesh_name`] as a socket address (Linux only, as [`address`]).
-pub fn mesh_address(port: u16) -> std::io::Result<std::os::unix::net::SocketAddr> {
-    abstract_address(mesh_name(port))
+/// [`mesh_name`] as a socket address (Linux only, as [`address`]; a name too long for a
+/// socket address is an error).
+pub fn mesh_address(host: &str, port: u16) -> std::io::Result<std::os::unix::net::SocketAddr> {
+    abstract_address(mesh_name(host, port))
 }
 
 fn abstract_address(name: String) -> std::io::Result<std::os::unix::net::SocketAddr> {

@@ -52,8 +52,8 @@ pub(crate) async fn serve(config: StmgrConfig) -> Result<(), StmgrError> {
     // (which a local socket would not be); bound before the TCP port for the same reason
     let mesh = match config.tls {
         None => bind_local(
-            heron_flow::local_socket::mesh_address(config.data_port),
-            heron_flow::local_socket::mesh_name(config.data_port),
+            heron_flow::local_socket::mesh_address(&config.host, config.data_port),
+            heron_flow::local_socket::mesh_name(&config.host, config.data_port),
             "stream managers",
         ),
         Some(_) => None,

@@ -90,7 +90,7 @@ pub(crate) async fn connect(
 /// that is and fails the handshake is a failed attempt, as on TCP.
 async fn dial(host: &str, port: u16, intro: &Introduction) -> Result<Link, HelloError> {
     if intro.tls.is_none() && host == intro.host {
-        if let Some(stream) = connect_mesh_socket(port).await {
+        if let Some(stream) = connect_mesh_socket(host, port).await {
             let mut link = Link::Local(stream);
             if let Some(secret) = &intro.auth {
                 heron_auth::connect(&mut link, secret).await?;
@@ -106,10 +106,10 @@ async fn dial(host: &str, port: u16, intro: &Introduction) -> Result<Link, Hello
 }
 
 /// A connection to the local mesh socket of the stream manager serving stream managers on
-/// `port` of this host; `None` when nothing listens there (another runtime's stream manager,
-/// another network namespace, a system without abstract sockets).
-async fn connect_mesh_socket(port: u16) -> Option<tokio::net::UnixStream> {
-    let addr = heron_flow::local_socket::mesh_address(port).ok()?;
+/// `host:port` of this host; `None` when nothing listens there (another runtime's stream
+/// manager, another network namespace, a system without abstract sockets).
+async fn connect_mesh_socket(host: &str, port: u16) -> Option<tokio::net::UnixStream> {
+    let addr = heron_flow::local_socket::mesh_address(host, port).ok()?;
     // std connects to an abstract address (tokio only to paths); a connect that waits for a
     // full backlog waits on a thread of the blocking pool, not on the event loop's
     let connected = tokio::task::spawn_blocking(move || {
@@ -124,7 +124,7 @@ async fn connect_mesh_socket(port: u16) -> Option<tokio::net::UnixStream> {
         Err(e) => {
             debug!(
                 "no local mesh socket @{}: {e}",
-                heron_flow::local_socket::mesh_name(port)
+                heron_flow::local_socket::mesh_name(host, port)
             );
             return None;
         }

@@ -54,9 +54,10 @@ fn a_peer_on_the_same_host_is_dialed_and_taken_on_the_local_mesh_socket() {
         // stmgr-2, played here, on 127.0.0.1 as stmgr-1: its TCP port and its mesh socket
         let peer_tcp = TcpListener::bind("127.0.0.1:0").unwrap();
         let peer_port = peer_tcp.local_addr().unwrap().port();
-        let peer_mesh =
-            UnixListener::bind_addr(&heron_flow::local_socket::mesh_address(peer_port).unwrap())
-                .unwrap();
+        let peer_mesh = UnixListener::bind_addr(
+            &heron_flow::local_socket::mesh_address("127.0.0.1", peer_port).unwrap(),
+        )
+        .unwrap();
         let (_root, _tmaster, data, mut bolt_peer) = start_beside_peer(peer_port);
 
         // stmgr-1 dials stmgr-2 on the mesh socket, not on TCP
@@ -77,7 +78,7 @@ fn a_peer_on_the_same_host_is_dialed_and_taken_on_the_local_mesh_socket() {
         );
 
         // stmgr-2 says hello on stmgr-1's mesh socket, bound from the start
-        let addr = heron_flow::local_socket::mesh_address(data).unwrap();
+        let addr = heron_flow::local_socket::mesh_address("127.0.0.1", data).unwrap();
         let mut outbound = Peer::over(Conn::Local(UnixStream::connect_addr(&addr).unwrap()));
         let hello = say_hello(&mut outbound, TOPOLOGY, "stmgr-2");
         assert_eq!(hello.status.status, StatusCode::Ok as i32);
