@@ -340,7 +340,6 @@ impl Emitter {
         // set, so the stream manager forwards the set whole. A spout's emits start its
         // trees: they are framed ahead of the data (`tree_starts`), so that the stream
         // manager has each tree before the tuple goes on and any ack of it can come back.
-        let acking = self.mode.is_acking();
         // the task, and its slot when the stream's route chose it
         let (slot, addressed) = match dest {
             Dest::Direct(task) => (None, Some(task)),
@@ -351,8 +350,8 @@ impl Emitter {
             Dest::Pinned(_) => (None, None),
         };
         let key = match addressed {
-            Some(_) if acking && !roots.is_empty() => self.rng.next_nonzero(),
-            _ => 0,
+            Some(_) => self.rng.tuple_key(self.mode.is_acking(), roots),
+            None => 0,
         };
         // a run of one stream is all addressed or all not, so that its tuples keep their order
         if self.open != Some(si) || self.open_addressed != addressed.is_some() {

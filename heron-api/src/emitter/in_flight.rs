@@ -59,6 +59,17 @@ impl KeyRng {
         KeyRng(rand::random())
     }
 
+    /// The key of an addressed tuple with `roots`: a fresh one with acking and roots (its emit
+    /// then goes in a control set), else 0.
+    #[inline]
+    pub(super) fn tuple_key(&mut self, acking: bool, roots: &[(i32, i64)]) -> i64 {
+        if acking && !roots.is_empty() {
+            self.next_nonzero()
+        } else {
+            0
+        }
+    }
+
     pub(super) fn next_nonzero(&mut self) -> i64 {
         loop {
             self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);

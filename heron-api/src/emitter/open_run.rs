@@ -59,10 +59,7 @@ impl Emitter {
             put_data_tuple_plain(buf, values);
             0
         } else {
-            let key = match self.mode.is_acking() {
-                true => self.rng.next_nonzero(),
-                false => 0,
-            };
+            let key = self.rng.tuple_key(self.mode.is_acking(), roots);
             put_data_tuple_keyed(buf, key, roots, values, &[]);
             key
         };
