@@ -28,6 +28,7 @@
 use std::time::{Duration, Instant};
 
 pub mod local_socket;
+pub mod refill;
 
 /// Send buffer size asked for on both ends of a data connection (instance ↔ stream manager,
 /// stream manager ↔ stream manager); the kernel doubles it for its bookkeeping. Fixed, so the

@@ -35,14 +35,13 @@ mod metrics;
 mod outbound;
 pub mod process_stats;
 mod queue;
-mod refill;
 mod spout_loop;
 mod stateful;
 mod stmgr_socket;
 mod stream_metrics;
 
+pub use heron_flow::refill::refill_slots;
 pub use metrics::{read_counters, write_counters};
-pub use refill::refill_slots;
 
 /// What the instance process is told on its command line (docs/internals.md).
 #[derive(Clone, Debug)]

@@ -2,7 +2,7 @@
 //! the topology runs, the out-queue has room and fewer than `topology.max.spout.pending`
 //! tuples are in flight (with acking; after filling the window, once the window of a small
 //! one or a quarter of a large one is free again, or a slot has been free for a
-//! millisecond, see `refill.rs`), flush, expire timed-out tuples.
+//! millisecond, see `heron_flow::refill`), flush, expire timed-out tuples.
 //!
 //! A round that ends because `next_tuple` ran dry (a source with nothing more for now, or a
 //! rate-limited one) leaves a small output held for up to [`DRY_LINGER`], and the spout
@@ -22,9 +22,9 @@ use crate::executor::{earliest, Shared, FLUSH_BYTES, IDLE_WAIT};
 use crate::inbound::{ControlSet, InMsg};
 use crate::inbox::RecvTimeoutError;
 use crate::linger::{Linger, Waiting};
-use crate::refill::Refill;
 use crate::stateful::StatefulTask;
 use crate::InstanceError;
+use heron_flow::refill::Refill;
 
 /// Stop calling `next_tuple` after this long and flush.
 const EMIT_BATCH_TIME: Duration = Duration::from_millis(2);

@@ -16,7 +16,9 @@
 //!   of a set); those for spout tasks elsewhere are held per task and sent, batched, as a
 //!   `TupleStreamMessage` whose `HeronTupleSet2` has only a control set;
 //! * a tree that completes (XOR zero) or fails is reported to its spout instance as a
-//!   `HeronTupleSet2{control: acks|fails [{roots: [{task, key}], ackedtuple: 0}]}`.
+//!   `HeronTupleSet2{control: acks|fails [{roots: [{task, key}], ackedtuple: 0}]}`, at the
+//!   end of the round, or, while the spout is held by a full window, once it would emit on
+//!   them ([`SpoutWindows`]).
 //!
 //! Tuples lost with a dead process or link are not reported: the spout instance times them
 //! out (`topology.message.timeout.secs`) and calls `fail`, and the tracker forgets them as it
@@ -27,6 +29,7 @@ use crate::ids::names::{HERON_TUPLE_SET2, TUPLE_STREAM_MESSAGE};
 use crate::ids::ConnId;
 use crate::outbox::{Dest, Outbox};
 use crate::routing::Router;
+use crate::spout_windows::SpoutWindows;
 use crate::xor::{XorTracker, DEFAULT_NBUCKETS};
 use bytes::BytesMut;
 use heron_proto::codec::encode_raw;
@@ -111,8 +114,13 @@ pub(crate) struct Acking {
     remote: HashMap<i32, ControlTuples, KeyBuildHasher>,
     /// Acks and fails for local spout instances, by task.
     local: HashMap<i32, ControlTuples, KeyBuildHasher>,
-    /// When the oldest held control tuple was added.
+    /// When the oldest held control tuple was added (not counting those kept for a held
+    /// spout).
     since: Option<Instant>,
+    /// The local spouts' windows: whether acks and fails for a spout are kept for now.
+    windows: SpoutWindows,
+    /// `true` while acks or fails are kept for a held spout.
+    kept: bool,
     counters: AckCounters,
     /// Scratch for the entries of one control set.
     entries: Vec<AckEntry>,
@@ -156,6 +164,7 @@ impl Acking {
         spouts.sort_unstable();
         acking.spouts = spouts;
         acking.tracker.set_tasks(&local);
+        acking.windows = SpoutWindows::for_plan(pplan, &local);
         Some(acking)
     }
 
@@ -210,16 +219,32 @@ impl Acking {
         })
     }
 
-    /// Sends held control tuples: all of them with `all`, else only buffers over `limit`
-    /// bytes; each to the connection of its spout task's slot.
-    pub fn flush(&mut self, all: bool, limit: usize, router: &Router, out: &mut Outbox) {
-        if self.since.is_none() || (!all && !self.over(limit)) {
+    /// Sends held control tuples: all of them with `all` (but those a held spout would not
+    /// emit on yet at `now`), else only buffers over `limit` bytes; each to the connection of
+    /// its spout task's slot.
+    pub fn flush(
+        &mut self,
+        all: bool,
+        limit: usize,
+        router: &Router,
+        out: &mut Outbox,
+        now: Instant,
+    ) {
+        if (self.since.is_none() && !self.kept) || (!all && !self.over(limit)) {
             return;
         }
         let mut frames: Vec<(ConnId, &'static str, BytesMut)> = Vec::new();
         let counters = &mut self.counters;
-        for (&task, buf) in self.remote.iter_mut().chain(self.local.iter_mut()) {
+        let (tracker, windows) = (&self.tracker, &mut self.windows);
+        let mut kept = false;
+        let local = self.local.iter_mut().map(|(t, b)| (t, b, true));
+        let held = self.remote.iter_mut().map(|(t, b)| (t, b, false));
+        for (&task, buf, is_local) in held.chain(local) {
             if buf.is_empty() || (!all && buf.len() < limit) {
+                continue;
+            }
+            if is_local && buf.len() < limit && !windows.release(task, tracker.pending(task), now) {
+                kept = true;
                 continue;
             }
             let mut payload = BytesMut::with_capacity(buf.len() + 32);
@@ -245,24 +270,37 @@ impl Acking {
         }
         if all {
             self.since = None;
+            self.kept = kept;
         }
         for (conn, name, payload) in frames {
             encode_raw(out.buf(conn), name, &ReqId::ZERO, &payload);
         }
     }
 
-    /// The end of a round at `now`: rotates the tracker; `true` if the held control tuples
-    /// must be sent (`idle`, or they waited the flush interval).
+    /// The end of a round at `now`: rotates the tracker and notes which local spouts' windows
+    /// are full; `true` if the held control tuples must be sent (`idle`, or they waited the
+    /// flush interval, or a held spout would now emit on what is kept for it).
     pub fn end_round(&mut self, now: Instant, idle: bool) -> bool {
         self.tracker.on_time(now);
-        self.since
-            .is_some_and(|t| idle || now >= t + FLUSH_INTERVAL)
+        let (tracker, local) = (&self.tracker, &self.local);
+        let released = self.windows.end_round(now, |task| {
+            let held = local.get(&task).map_or(0, |b| b.count() as usize);
+            (tracker.pending(task), held)
+        });
+        (self.kept && released)
+            || self
+                .since
+                .is_some_and(|t| idle || now >= t + FLUSH_INTERVAL)
     }
 
     /// When acking needs the end of a round next.
     pub fn deadline(&self) -> Instant {
         let flush = self.since.map(|t| t + FLUSH_INTERVAL);
-        flush.map_or(self.tracker.deadline(), |f| f.min(self.tracker.deadline()))
+        let kept = self.windows.deadline().filter(|_| self.kept);
+        [flush, kept]
+            .into_iter()
+            .flatten()
+            .fold(self.tracker.deadline(), Instant::min)
     }
 
     /// Spout tuple trees tracked here.
@@ -305,6 +343,8 @@ impl Acking {
             remote: HashMap::default(),
             local: HashMap::default(),
             since: None,
+            windows: SpoutWindows::default(),
+            kept: false,
             counters: AckCounters::default(),
             entries: Vec::new(),
         }
@@ -399,26 +439,16 @@ impl Acking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{input, output, with_config, Plan};
+    use crate::testutil::two_spouts_one_bolt;
     use heron_proto::api;
 
-    /// spout 1 here, spout 2 on stmgr-2, bolt 3; ATLEAST_ONCE with a 3 s timeout.
+    /// spout 1 here, spout 2 on stmgr-2, bolt 3; `mode` with a 3 s timeout.
     fn plan(mode: &str) -> PhysicalPlan {
-        let p = Plan::new()
-            .spout("spout", vec![output("spout", "default", &["w"])])
-            .bolt(
-                "bolt",
-                vec![input("spout", "default", api::Grouping::Shuffle)],
-                vec![],
-            )
-            .stmgr("stmgr-1", 6001)
-            .stmgr("stmgr-2", 6002)
-            .instance("stmgr-1", "spout", 1)
-            .instance("stmgr-2", "spout", 2)
-            .instance("stmgr-1", "bolt", 3)
-            .build();
         let mode = ("topology.reliability.mode", mode);
-        with_config(p, &[mode, ("topology.message.timeout.secs", "3")])
+        two_spouts_one_bolt(
+            api::Grouping::Shuffle,
+            &[mode, ("topology.message.timeout.secs", "3")],
+        )
     }
 
     #[test]

@@ -314,7 +314,7 @@ impl Core {
     /// Sends held control tuples: all of them with `all`, else only large buffers.
     fn flush_control(&mut self, all: bool) {
         if let (Some(ack), Some(router)) = (self.acking.as_mut(), self.router.as_ref()) {
-            ack.flush(all, self.cfg.batch_bytes, router, &mut self.out);
+            ack.flush(all, self.cfg.batch_bytes, router, &mut self.out, self.now);
         }
     }
 

@@ -65,6 +65,7 @@ mod restore_epoch;
 mod restorer;
 mod route_set;
 mod routing;
+mod spout_windows;
 mod stateful_plan;
 mod stmgr_client;
 mod stmgr_server;

@@ -63,6 +63,21 @@ impl Plan {
     }
 }
 
+/// Spout 1 and bolt 3 (consuming the spout by `g`, emitting nothing) on stmgr-1, spout 2 on
+/// stmgr-2, with `config` as the topology config.
+pub(crate) fn two_spouts_one_bolt(g: api::Grouping, config: &[(&str, &str)]) -> PhysicalPlan {
+    let p = Plan::new()
+        .spout("spout", vec![output("spout", "default", &["word"])])
+        .bolt("bolt", vec![input("spout", "default", g)], vec![])
+        .stmgr("stmgr-1", 6001)
+        .stmgr("stmgr-2", 6002)
+        .instance("stmgr-1", "spout", 1)
+        .instance("stmgr-2", "spout", 2)
+        .instance("stmgr-1", "bolt", 3)
+        .build();
+    with_config(p, config)
+}
+
 /// `pplan` with `kvs` as its topology config.
 pub(crate) fn with_config(mut pplan: PhysicalPlan, kvs: &[(&str, &str)]) -> PhysicalPlan {
     pplan.topology.topology_config = Some(api::Config {

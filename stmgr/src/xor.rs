@@ -200,6 +200,11 @@ impl XorTracker {
         self.next_rotation
     }
 
+    /// Trees of spout task `task` tracked (0 for a task not tracked here).
+    pub fn pending(&self, task: i32) -> usize {
+        self.tasks.get(&task).map_or(0, RotatingMap::len)
+    }
+
     /// Trees tracked, over all tasks.
     pub fn len(&self) -> usize {
         self.tasks.values().map(RotatingMap::len).sum()

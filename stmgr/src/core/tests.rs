@@ -14,6 +14,8 @@ use std::time::Duration;
 const SPOUT: ConnId = 1;
 const BOLT: ConnId = 2;
 const PEER_IN: ConnId = 20;
+/// The stream manager's own link to stmgr-2.
+const PEER_OUT: ConnId = 10;
 
 fn cfg() -> CoreConfig {
     CoreConfig {
@@ -144,10 +146,15 @@ impl H {
 
     /// Both instances registered, the plan applied, actions cleared.
     fn running(g: api::Grouping) -> H {
+        H::running_with(plan_with(g))
+    }
+
+    /// [`H::running`] with `plan`.
+    fn running_with(plan: PhysicalPlan) -> H {
         let mut h = H::new();
         h.register(SPOUT, "spout", 1);
         h.register(BOLT, "bolt", 3);
-        h.core.on_pplan(plan_with(g), h.now);
+        h.core.on_pplan(plan, h.now);
         for o in h.round(true) {
             if let Out::Connect(_, _, a) = o {
                 h.attempt = a;
@@ -157,11 +164,21 @@ impl H {
         h
     }
 
+    /// [`H::running_with`] `plan`, the link to stmgr-2 up on [`PEER_OUT`] and its hello
+    /// taken on [`PEER_IN`] (the round that answers it not ended yet).
+    fn with_peer(plan: PhysicalPlan) -> H {
+        let mut h = H::running_with(plan);
+        h.core
+            .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
+        h.hello(PEER_IN, "stmgr-2");
+        h
+    }
+
     /// [`H::running`], with the link to stmgr-2 up on connection 10 and the plan handed out.
     fn meshed(g: api::Grouping) -> H {
         let mut h = H::running(g);
         h.core
-            .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+            .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
         h.round(true);
         h
     }
@@ -533,7 +550,7 @@ fn failed_or_dropped_peer_connections_are_retried_after_the_interval() {
 fn a_moved_peer_is_reconnected_at_its_new_address() {
     let mut h = H::running(api::Grouping::All);
     h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, 10, "peer".into(), h.now);
+        .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
     let mut moved = plan_with(api::Grouping::All);
     moved.stmgrs[1].data_port = 7002;
     h.core.on_pplan(moved, h.now);

@@ -1,9 +1,9 @@
 //! The core in ATLEAST_ONCE: key assignment, XOR tracking of local spouts, control routing.
 
 use super::*;
+use heron_flow::refill::REFILL_WAIT;
 use heron_proto::system::RootId;
 
-const PEER_OUT: ConnId = 10;
 const ROOT: i64 = 0x1234_5678;
 
 /// spout 1 and bolt 3 here; spout 2 and bolt 4 on stmgr-2; ATLEAST_ONCE, timeout 3 s.
@@ -33,18 +33,7 @@ fn acking_plan(g: api::Grouping) -> PhysicalPlan {
 
 /// Registered, plan applied, the link to stmgr-2 up, plan handed out, actions cleared.
 fn running(g: api::Grouping) -> H {
-    let mut h = H::new();
-    h.register(SPOUT, "spout", 1);
-    h.register(BOLT, "bolt", 3);
-    h.core.on_pplan(acking_plan(g), h.now);
-    for o in h.round(true) {
-        if let Out::Connect(_, _, a) = o {
-            h.attempt = a;
-        }
-    }
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
-    h.hello(PEER_IN, "stmgr-2");
+    let mut h = H::with_peer(acking_plan(g));
     h.round(true);
     h
 }
@@ -443,4 +432,78 @@ fn a_spouts_tree_starts_ahead_of_its_keyed_set_start_its_trees_and_the_set_goes_
     h.send(BOLT, &control(&[(&[(1, ROOT)], ka)], &[]));
     assert_only_root_acked(&h.round(true));
     assert_eq!(h.core.pending_trees(), 1);
+}
+
+/// Spout 1's trees `roots` acked whole: each root's copy at bolt 3 by bolt 3, and its copy at
+/// bolt 4 by stmgr-2 (`keys` as sent, per root: local then remote).
+fn ack_trees(h: &mut H, roots: &[i64], local: &[i64], remote: &[i64]) {
+    for (i, &root) in roots.iter().enumerate() {
+        h.send(BOLT, &control(&[(&[(1, root)], local[i])], &[]));
+        let mut buf = heron_proto::tuple::ControlTuples::default();
+        buf.push(
+            heron_proto::tuple::ControlKind::Ack,
+            &[(1, root)],
+            remote[i],
+        );
+        let mut payload = BytesMut::new();
+        buf.take_stream_message(1, 4, &mut payload);
+        let packet = Packet::new(TUPLE_STREAM_MESSAGE, ReqId::ZERO, payload.freeze());
+        h.core.on_packet(PEER_IN, &packet, h.now);
+    }
+}
+
+#[test]
+fn a_spout_held_by_its_full_window_is_told_once_it_would_emit_again() {
+    let plan = with_config(
+        acking_plan(api::Grouping::All),
+        &[
+            ("topology.reliability.mode", "ATLEAST_ONCE"),
+            ("topology.max.spout.pending", "2"),
+        ],
+    );
+    let mut h = H::with_peer(plan);
+    h.round(true);
+    let acked = |out: &[Out]| acked_roots(&controls_to(out, SPOUT)).0.len();
+
+    // a spout whose window is not full is told at the end of the round
+    h.send(SPOUT, &anchored("spout", 1, &["e"], &[(1, ROOT + 9)]));
+    let out = h.round(true);
+    let (local, remote) = (keys_to(&out, BOLT), keys_to(&out, PEER_OUT));
+    ack_trees(&mut h, &[ROOT + 9], &local, &remote);
+    assert_eq!(acked(&h.round(true)), 1);
+
+    // the spout fills its window of 2
+    let roots = [ROOT, ROOT + 1];
+    h.send(SPOUT, &anchored("spout", 1, &["a"], &[(1, roots[0])]));
+    h.send(SPOUT, &anchored("spout", 1, &["b"], &[(1, roots[1])]));
+    let out = h.round(true);
+    let (local, remote) = (keys_to(&out, BOLT), keys_to(&out, PEER_OUT));
+    assert_eq!((local.len(), remote.len()), (2, 2));
+    // one tree completes: a spout with one slot of 2 free would not emit, so it is not told
+    ack_trees(&mut h, &roots[..1], &local, &remote);
+    assert_eq!(acked(&h.round(true)), 0, "kept for the held spout");
+    assert_eq!(
+        h.core.ack_counters().completed,
+        2,
+        "the first tree and this one"
+    );
+    assert!(h.core.next_deadline().unwrap() <= h.now + REFILL_WAIT);
+    // the other completes: both acks go in one set
+    ack_trees(&mut h, &roots[1..], &local[1..], &remote[1..]);
+    let out = h.round(true);
+    assert_eq!(acked(&out), 2);
+    assert_eq!(controls_to(&out, SPOUT).len(), 1, "one set for the window");
+
+    // the window fills again and one tree is lost: the other's ack goes after the refill wait
+    let roots = [ROOT + 2, ROOT + 3];
+    h.send(SPOUT, &anchored("spout", 1, &["c"], &[(1, roots[0])]));
+    h.send(SPOUT, &anchored("spout", 1, &["d"], &[(1, roots[1])]));
+    let out = h.round(true);
+    let (local, remote) = (keys_to(&out, BOLT), keys_to(&out, PEER_OUT));
+    ack_trees(&mut h, &roots[..1], &local, &remote);
+    assert_eq!(acked(&h.round(true)), 0);
+    h.now += REFILL_WAIT / 2;
+    assert_eq!(acked(&h.round(true)), 0);
+    h.now += REFILL_WAIT / 2;
+    assert_eq!(acked(&h.round(true)), 1, "due after the refill wait");
 }

@@ -4,8 +4,6 @@ use super::*;
 use crate::backpressure::plan::{drain_time, watermarks};
 use heron_proto::stmgr::StopBackPressureMessage;
 
-const PEER_OUT: ConnId = 10;
-
 fn running() -> H {
     let mut h = H::running(api::Grouping::Shuffle);
     h.core
@@ -200,18 +198,7 @@ fn selective() -> H {
         .instance("stmgr-2", "sink", 5)
         .build();
     let p = with_config(p, &[("heron-rs.backpressure.selective", "true")]);
-    let mut h = H::new();
-    h.register(SPOUT, "spout", 1);
-    h.register(BOLT, "bolt", 3);
-    h.core.on_pplan(p, h.now);
-    for o in h.round(true) {
-        if let Out::Connect(_, _, a) = o {
-            h.attempt = a;
-        }
-    }
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
-    h.hello(PEER_IN, "stmgr-2");
+    let mut h = H::with_peer(p);
     h.round(true);
     h
 }

@@ -11,8 +11,6 @@ use heron_proto::ckptmgr::{
     StartStmgrStatefulProcessing, StoreInstanceStateCheckpoint,
 };
 
-const PEER_OUT: ConnId = 10;
-
 fn eo_plan() -> PhysicalPlan {
     with_config(
         plan_with(api::Grouping::All),
@@ -65,38 +63,12 @@ fn registered() -> H {
 fn aligned_plan(config: &[(&str, &str)]) -> PhysicalPlan {
     let mut config = config.to_vec();
     config.push(("topology.reliability.mode", "EFFECTIVELY_ONCE"));
-    with_config(
-        Plan::new()
-            .spout("spout", vec![output("spout", "default", &["word"])])
-            .bolt(
-                "bolt",
-                vec![input("spout", "default", api::Grouping::All)],
-                vec![],
-            )
-            .stmgr("stmgr-1", 6001)
-            .stmgr("stmgr-2", 6002)
-            .instance("stmgr-1", "spout", 1)
-            .instance("stmgr-2", "spout", 2)
-            .instance("stmgr-1", "bolt", 3)
-            .build(),
-        &config,
-    )
+    two_spouts_one_bolt(api::Grouping::All, &config)
 }
 
 /// [`registered`] with `plan`.
 fn registered_with(plan: PhysicalPlan) -> H {
-    let mut h = H::new();
-    h.register(SPOUT, "spout", 1);
-    h.register(BOLT, "bolt", 3);
-    h.core.on_pplan(plan, h.now);
-    for o in h.round(true) {
-        if let Out::Connect(_, _, a) = o {
-            h.attempt = a;
-        }
-    }
-    h.core
-        .on_stmgr_client_up("stmgr-2", h.attempt, PEER_OUT, "peer".into(), h.now);
-    h.hello(PEER_IN, "stmgr-2");
+    let mut h = H::with_peer(plan);
     h.core.on_ckptmgr_up(h.now);
     let out = h.round(true);
     let reg = to_ckptmgr(&out);
