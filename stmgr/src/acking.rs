@@ -238,8 +238,8 @@ impl Acking {
         let (tracker, windows) = (&self.tracker, &mut self.windows);
         let mut kept = false;
         let local = self.local.iter_mut().map(|(t, b)| (t, b, true));
-        let held = self.remote.iter_mut().map(|(t, b)| (t, b, false));
-        for (&task, buf, is_local) in held.chain(local) {
+        let remote = self.remote.iter_mut().map(|(t, b)| (t, b, false));
+        for (&task, buf, is_local) in remote.chain(local) {
             if buf.is_empty() || (!all && buf.len() < limit) {
                 continue;
             }
