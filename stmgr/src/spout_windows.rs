@@ -37,7 +37,26 @@ const DEFAULT_MAX_SPOUT_PENDING: usize = 100;
 /// [`Refill`] rule of its spout, driven by what the stream manager sees.
 #[derive(Debug, Default)]
 pub(crate) struct SpoutWindows {
-    tasks: HashMap<i32, Refill, KeyBuildHasher>,
+    tasks: HashMap<i32, Window, KeyBuildHasher>,
+}
+
+/// One spout task's window and its refill rule.
+#[derive(Debug)]
+struct Window {
+    size: usize,
+    refill: Refill,
+}
+
+impl Window {
+    /// [`Refill::may_emit`] for acks held while `in_flight` trees are tracked. The tracker may
+    /// hold more trees than the window: trees the spout already timed out and failed, or those
+    /// of its previous instance, stay until they rotate out. Such a window counts as one slot
+    /// short of full, so the acks held go after the refill wait at the latest and are never
+    /// kept until those trees expire.
+    fn may_emit(&mut self, in_flight: usize, now: Instant) -> bool {
+        self.refill
+            .may_emit(in_flight.min(self.size.saturating_sub(1)), now)
+    }
 }
 
 impl SpoutWindows {
@@ -51,7 +70,14 @@ impl SpoutWindows {
             .filter(|i| local.contains(&i.info.task_id))
         {
             if let Some(window) = max_spout_pending(pplan, &i.info.component_name) {
-                tasks.insert(i.info.task_id, Refill::new(window));
+                let refill = Refill::new(window);
+                tasks.insert(
+                    i.info.task_id,
+                    Window {
+                        size: window,
+                        refill,
+                    },
+                );
             }
         }
         SpoutWindows { tasks }
@@ -69,7 +95,7 @@ impl SpoutWindows {
         let mut due = false;
         for (&task, w) in &mut self.tasks {
             match state(task) {
-                (in_flight, 0) => w.after_round(in_flight),
+                (in_flight, 0) => w.refill.after_round(in_flight),
                 (in_flight, _) => due |= w.may_emit(in_flight, now),
             }
         }
@@ -86,7 +112,10 @@ impl SpoutWindows {
 
     /// When acks kept for a held spout are due anyway, the earliest over the tasks.
     pub fn deadline(&self) -> Option<Instant> {
-        self.tasks.values().filter_map(Refill::deadline).min()
+        self.tasks
+            .values()
+            .filter_map(|w| w.refill.deadline())
+            .min()
     }
 }
 
@@ -151,6 +180,13 @@ mod tests {
         assert_eq!(w.deadline(), Some(t0 + REFILL_WAIT * 2));
         assert!(w.end_round(t0 + REFILL_WAIT * 2, |_| (99, 1)));
         assert!(w.release(1, 99, t0 + REFILL_WAIT * 2));
+        // more trees tracked than the window (timed out at the spout, not rotated out yet):
+        // the acks held still go after the refill wait
+        w.end_round(t0, |_| (150, 0));
+        assert!(!w.end_round(t0, |_| (149, 1)));
+        assert!(!w.release(1, 149, t0 + REFILL_WAIT / 2));
+        assert!(w.end_round(t0 + REFILL_WAIT, |_| (149, 1)));
+        assert!(w.release(1, 149, t0 + REFILL_WAIT));
         // not full: acks go at once; a task without a window too
         w.end_round(t0, |_| (99, 0));
         assert!(w.release(1, 98, t0));
