@@ -85,6 +85,11 @@ impl Refill {
         }
     }
 
+    /// The window: the most tuples in flight (`usize::MAX`: no limit).
+    pub fn window(&self) -> usize {
+        self.max_pending
+    }
+
     /// Notes the tuples in flight after a round of `next_tuple` calls: a round that filled
     /// the window holds the spout.
     pub fn after_round(&mut self, in_flight: usize) {

@@ -85,8 +85,22 @@ pub fn is_ok(status: &system::Status) -> bool {
 pub fn config_value<'t>(topology: &'t api::Topology, key: &str) -> Option<&'t str> {
     topology
         .topology_config
+        .as_ref()
+        .and_then(|c| kv_value(c, key))
+}
+
+/// The value of `key` in `config` (a topology's or a component's): the last entry for it wins.
+///
+/// ```
+/// use heron_proto::api::{config::KeyValue, Config};
+/// let kv = |k: &str, v: &str| KeyValue { key: k.into(), value: Some(v.into()), ..Default::default() };
+/// let c = Config { kvs: vec![kv("a", "1"), kv("a", "2")] };
+/// assert_eq!(heron_proto::kv_value(&c, "a"), Some("2"));
+/// ```
+pub fn kv_value<'c>(config: &'c api::Config, key: &str) -> Option<&'c str> {
+    config
+        .kvs
         .iter()
-        .flat_map(|c| &c.kvs)
         .filter(|kv| kv.key == key)
         .filter_map(|kv| kv.value.as_deref())
         .next_back()

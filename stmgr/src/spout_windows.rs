@@ -37,26 +37,17 @@ const DEFAULT_MAX_SPOUT_PENDING: usize = 100;
 /// [`Refill`] rule of its spout, driven by what the stream manager sees.
 #[derive(Debug, Default)]
 pub(crate) struct SpoutWindows {
-    tasks: HashMap<i32, Window, KeyBuildHasher>,
+    tasks: HashMap<i32, Refill, KeyBuildHasher>,
 }
 
-/// One spout task's window and its refill rule.
-#[derive(Debug)]
-struct Window {
-    size: usize,
-    refill: Refill,
-}
-
-impl Window {
-    /// [`Refill::may_emit`] for acks held while `in_flight` trees are tracked. The tracker may
-    /// hold more trees than the window: trees the spout already timed out and failed, or those
-    /// of its previous instance, stay until they rotate out. Such a window counts as one slot
-    /// short of full, so the acks held go after the refill wait at the latest and are never
-    /// kept until those trees expire.
-    fn may_emit(&mut self, in_flight: usize, now: Instant) -> bool {
-        self.refill
-            .may_emit(in_flight.min(self.size.saturating_sub(1)), now)
-    }
+/// [`Refill::may_emit`] for the acks held for a spout while `in_flight` of its trees are
+/// tracked. The tracker may hold more trees than the window: trees the spout already timed out
+/// and failed, or those of its previous instance, stay until they rotate out. Such a window
+/// counts as one slot short of full, so the acks held go after the refill wait at the latest and
+/// are never kept until those trees expire.
+fn may_emit(refill: &mut Refill, in_flight: usize, now: Instant) -> bool {
+    let short_of_full = refill.window().saturating_sub(1);
+    refill.may_emit(in_flight.min(short_of_full), now)
 }
 
 impl SpoutWindows {
@@ -70,14 +61,7 @@ impl SpoutWindows {
             .filter(|i| local.contains(&i.info.task_id))
         {
             if let Some(window) = max_spout_pending(pplan, &i.info.component_name) {
-                let refill = Refill::new(window);
-                tasks.insert(
-                    i.info.task_id,
-                    Window {
-                        size: window,
-                        refill,
-                    },
-                );
+                tasks.insert(i.info.task_id, Refill::new(window));
             }
         }
         SpoutWindows { tasks }
@@ -95,8 +79,8 @@ impl SpoutWindows {
         let mut due = false;
         for (&task, w) in &mut self.tasks {
             match state(task) {
-                (in_flight, 0) => w.refill.after_round(in_flight),
-                (in_flight, _) => due |= w.may_emit(in_flight, now),
+                (in_flight, 0) => w.after_round(in_flight),
+                (in_flight, _) => due |= may_emit(w, in_flight, now),
             }
         }
         due
@@ -107,15 +91,12 @@ impl SpoutWindows {
     pub fn release(&mut self, task: i32, in_flight: usize, now: Instant) -> bool {
         self.tasks
             .get_mut(&task)
-            .is_none_or(|w| w.may_emit(in_flight, now))
+            .is_none_or(|w| may_emit(w, in_flight, now))
     }
 
     /// When acks kept for a held spout are due anyway, the earliest over the tasks.
     pub fn deadline(&self) -> Option<Instant> {
-        self.tasks
-            .values()
-            .filter_map(|w| w.refill.deadline())
-            .min()
+        self.tasks.values().filter_map(Refill::deadline).min()
     }
 }
 
@@ -129,16 +110,9 @@ fn max_spout_pending(pplan: &PhysicalPlan, component: &str) -> Option<usize> {
         .spouts
         .iter()
         .find(|s| s.comp.name == component)?;
-    let lookup = |kvs: &[heron_proto::api::config::KeyValue]| {
-        kvs.iter()
-            .rev()
-            .find(|kv| kv.key == MAX_SPOUT_PENDING)
-            .and_then(|kv| kv.value.as_deref())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    let topology = pplan.topology.topology_config.as_ref();
-    let n = lookup(&spout.comp.config.kvs)
-        .or_else(|| topology.and_then(|c| lookup(&c.kvs)))
+    let n = heron_proto::kv_value(&spout.comp.config, MAX_SPOUT_PENDING)
+        .or_else(|| heron_proto::config_value(&pplan.topology, MAX_SPOUT_PENDING))
+        .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(DEFAULT_MAX_SPOUT_PENDING, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         });
