@@ -1,8 +1,12 @@
-//! UTF-8 checks of short text: a word count's words are short and ASCII, and
-//! `str::from_utf8`'s set-up costs more than the check of a few bytes.
+//! UTF-8 checks of short text: a word count's words and sentences are short and ASCII, and
+//! `str::from_utf8`'s set-up costs more than the check of a few dozen bytes.
 
-/// `bytes` as UTF-8, if they are: `str::from_utf8(bytes).ok()`, with up to 16 ASCII bytes
-/// checked as two overlapping words.
+/// Up to this many bytes, ASCII text is checked a word (8 bytes) at a time here; longer
+/// text goes to `str::from_utf8`, whose own ASCII path pays off from about there.
+pub const ASCII_WORDS_MAX: usize = 256;
+
+/// `bytes` as UTF-8, if they are: `str::from_utf8(bytes).ok()`, with up to
+/// [`ASCII_WORDS_MAX`] ASCII bytes checked as 8-byte words (the last one overlapping).
 ///
 /// ```
 /// use heron_proto::short_utf8::str_from;
@@ -18,6 +22,14 @@ pub fn str_from(bytes: &[u8]) -> Option<&str> {
     let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
     let ascii = match n {
         8..=16 => (word(0) | word(n - 8)) & HIGH == 0,
+        17..=ASCII_WORDS_MAX => {
+            let words = bytes.chunks_exact(8);
+            let last = word(n - 8);
+            let any = words.fold(last, |acc, w| {
+                acc | u64::from_le_bytes(w.try_into().expect("8 bytes"))
+            });
+            any & HIGH == 0
+        }
         4..=7 => (half(0) | half(n - 4)) & HIGH as u32 == 0,
         0..=3 => bytes.iter().all(u8::is_ascii),
         _ => false,
@@ -37,8 +49,8 @@ mod tests {
     #[test]
     fn short_strings_are_checked_as_utf8_like_the_standard_library() {
         let mut cases: Vec<Vec<u8>> = Vec::new();
-        for n in 0..20usize {
-            let ascii: Vec<u8> = (0..n).map(|i| b'a' + i as u8).collect();
+        for n in (0..40usize).chain([63, 64, 65, 200, 255, 256, 257, 300]) {
+            let ascii: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
             cases.push(ascii.clone());
             for at in 0..n {
                 for bad in [0x80u8, 0xC3, 0xFF] {
@@ -53,6 +65,9 @@ mod tests {
             "aé".into(),
             "abcdefgé".into(),
             "日本語".into(),
+            "a sentence of some length with one accent: café, at its end".into(),
+            [&[b'x'; 100][..], "é".as_bytes(), &[b'y'; 100][..]].concat(),
+            [&[b'x'; 100][..], &"é".as_bytes()[..1], &[b'y'; 100][..]].concat(),
         ]);
         for b in cases {
             assert_eq!(str_from(&b), std::str::from_utf8(&b).ok(), "{b:?}");
