@@ -50,6 +50,8 @@ struct OutStream {
     route: Option<dest_sets::Route>,
     /// Spout trees rooted on this stream: acks, fails, complete latencies.
     tally: StreamTally,
+    /// Tuples emitted on this stream (Heron's `__emit-count/<stream>`).
+    emitted: u64,
 }
 
 /// Where an emitted tuple goes: by the consumers' groupings (and custom groupings' choice),
@@ -139,6 +141,7 @@ impl Emitter {
                 custom: Vec::new(),
                 route: None,
                 tally: StreamTally::default(),
+                emitted: 0,
             })
             .collect();
         Emitter {
@@ -383,7 +386,7 @@ impl Emitter {
             None => self.open_count += 1,
         }
         self.keyed_emit(key, roots, bolt);
-        self.counters.emitted += 1;
+        self.streams[si].emitted += 1;
         si
     }
 
@@ -715,7 +718,10 @@ impl Emitter {
 
     /// The counters.
     pub fn counters(&self) -> EmitterCounters {
-        self.counters
+        EmitterCounters {
+            emitted: self.streams.iter().map(|s| s.emitted).sum(),
+            ..self.counters
+        }
     }
 }
 

@@ -27,6 +27,8 @@ pub(crate) struct Shared<'a> {
     pub config: &'a InstanceConfig,
     pub inbox: &'a Inbox,
     out: Outbound<'a>,
+    /// `__emit-count/<stream>`: the emitter's per-stream totals, taken at each flush.
+    emits: StreamCounter,
     pub metrics: MetricsWriter,
     /// Every task of the plan the component started with, and its component: a plan that
     /// changes them (`heron update`) means a restart, so the component opens with the new one.
@@ -62,6 +64,7 @@ impl Shared<'_> {
         if !emitter.has_output() {
             return Ok(());
         }
+        self.emits.totals(emitter.stream_emits());
         self.send_frames(emitter.take_frames())
     }
 
@@ -115,12 +118,8 @@ pub(crate) fn run(
     let mut shared = Shared {
         config,
         inbox: &gateway.inbox,
-        out: Outbound::new(
-            &gateway.out_tx,
-            gateway.socket(),
-            gateway.written.clone(),
-            StreamCounter::new(crate::stream_metrics::current(), "emit"),
-        ),
+        out: Outbound::new(&gateway.out_tx, gateway.socket(), gateway.written.clone()),
+        emits: StreamCounter::new(crate::stream_metrics::current(), "emit"),
         metrics: MetricsWriter::new(
             config.metrics_dir.clone(),
             &config.instance_id,

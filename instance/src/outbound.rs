@@ -19,7 +19,6 @@ use bytes::Bytes;
 
 use crate::queue::QueueTx;
 use crate::stmgr_socket::StmgrSocket;
-use crate::stream_metrics::StreamCounter;
 use crate::InstanceError;
 
 /// The chunks the gateway writer has written and flushed, shared with it.
@@ -33,8 +32,6 @@ pub(crate) struct Outbound<'a> {
     written: WrittenCount,
     /// Chunks given to the queue so far.
     queued: u64,
-    /// `__emit-count/<stream>`, counted as chunks leave the executor.
-    emits: StreamCounter,
 }
 
 impl<'a> Outbound<'a> {
@@ -42,14 +39,12 @@ impl<'a> Outbound<'a> {
         queue: &'a QueueTx<Bytes>,
         socket: Option<StmgrSocket>,
         written: WrittenCount,
-        emits: StreamCounter,
     ) -> Outbound<'a> {
         Outbound {
             queue,
             socket,
             written,
             queued: 0,
-            emits,
         }
     }
 
@@ -72,7 +67,6 @@ impl<'a> Outbound<'a> {
     /// when the writer is idle, the rest (or all) through the queue, blocking while the queue
     /// is full.
     pub fn send(&mut self, frames: Bytes) -> Result<(), InstanceError> {
-        self.emits.add_frames(&frames);
         let rest = if self.writer_idle() {
             match self.write_through(frames)? {
                 Some(rest) => rest,
@@ -140,12 +134,7 @@ mod tests {
         let (a, mut b) = pair();
         let (tx, rx) = bounded_bytes::<Bytes>(4, 1 << 20);
         let written = WrittenCount::default();
-        let mut out = Outbound::new(
-            &tx,
-            Some(StmgrSocket::from(a)),
-            written,
-            StreamCounter::new(None, "emit"),
-        );
+        let mut out = Outbound::new(&tx, Some(StmgrSocket::from(a)), written);
         out.send(chunk(7, 100)).unwrap();
         assert!(rx.try_recv().is_err(), "nothing queued");
         let mut got = vec![0u8; 100];
@@ -158,12 +147,7 @@ mod tests {
         let (a, _b) = pair();
         let (tx, rx) = bounded_bytes::<Bytes>(4, 1 << 20);
         let written = WrittenCount::default();
-        let mut out = Outbound::new(
-            &tx,
-            Some(StmgrSocket::from(a)),
-            written.clone(),
-            StreamCounter::new(None, "emit"),
-        );
+        let mut out = Outbound::new(&tx, Some(StmgrSocket::from(a)), written.clone());
         out.queued = 1; // the writer holds one chunk it has not written yet
         out.send(chunk(1, 10)).unwrap();
         assert_eq!(rx.try_recv().unwrap(), chunk(1, 10));
@@ -193,7 +177,6 @@ mod tests {
             &tx,
             Some(StmgrSocket::from(a.try_clone().unwrap())),
             written.clone(),
-            StreamCounter::new(None, "emit"),
         );
         let chunks: Vec<Bytes> = (0..64).map(|i| chunk(i, 16 << 10)).collect();
         for c in &chunks {

@@ -1,9 +1,8 @@
 //! Heron's per-stream tuple counts of one instance, counted once per flush or socket read
 //! (never per tuple in user code's path) through the `metrics` facade:
 //!
-//! * `__emit-count/<stream>`: data tuples in the `HeronTupleSet`s the executor sends (written
-//!   through or queued for the writer, `outbound.rs`), read from the frames' data sets (stream
-//!   id and tuple count, by `heron_proto::tuple`; the tuples are not decoded);
+//! * `__emit-count/<stream>`: tuples the component emitted, as the emitter counts them per
+//!   stream (`Emitter::stream_emits`), taken when the executor sends the emitter's output;
 //! * `__execute-count/<stream>`: data tuples in the `HeronTupleSet2`s the executor reads from
 //!   the stream manager (`inbox.rs`).
 //!
@@ -149,42 +148,36 @@ impl StreamCounter {
 
     /// Adds `n` tuples on `stream`.
     pub fn add(&mut self, stream: &str, n: u64) {
-        let Some(m) = &self.metrics else { return };
-        if let Some(c) = self.handles.get(stream) {
+        if let Some(c) = self.counter(stream) {
             c.increment(n);
-            return;
         }
-        let name = format!("{}{stream}", self.prefix);
-        let c = metrics::with_local_recorder(&**m, || metrics::counter!(name));
-        c.increment(n);
-        self.handles.insert(stream.to_string(), c);
     }
 
-    /// Counts the data tuple sets in `frames` (framed Heron packets, as the writer sends them).
-    pub fn add_frames(&mut self, frames: &[u8]) {
-        if self.metrics.is_none() {
-            return;
+    /// Raises each stream's counter to its running total (`totals` as the emitter counts
+    /// them: cumulative, so a total already reported changes nothing).
+    pub fn totals<'s>(&mut self, totals: impl Iterator<Item = (&'s str, u64)>) {
+        for (stream, n) in totals {
+            if let Some(c) = self.counter(stream) {
+                c.absolute(n);
+            }
         }
-        heron_proto::tuple::for_each_data_set(frames, |stream, n| self.add(stream, n));
+    }
+
+    /// The counter of `stream`, registered on first use (`None`: counting nothing).
+    fn counter(&mut self, stream: &str) -> Option<&Counter> {
+        let m = self.metrics.as_ref()?;
+        if !self.handles.contains_key(stream) {
+            let name = format!("{}{stream}", self.prefix);
+            let c = metrics::with_local_recorder(&**m, || metrics::counter!(name));
+            self.handles.insert(stream.to_string(), c);
+        }
+        self.handles.get(stream)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::BytesMut;
-    use heron_proto::tuple::{put_data_set_frame, put_data_tuple, stream_field};
-
-    /// A `HeronTupleSet` packet with `n` tuples on `stream`, as the emitter writes it.
-    fn set(stream: &str, n: usize) -> BytesMut {
-        let mut tuples = BytesMut::new();
-        for _ in 0..n {
-            put_data_tuple::<&[u8]>(&mut tuples, &[], &[], &[]);
-        }
-        let mut frame = BytesMut::new();
-        put_data_set_frame(&mut frame, &stream_field(stream, "c"), &tuples, 1);
-        frame
-    }
 
     #[test]
     fn counters_go_to_the_current_metrics() {
@@ -192,13 +185,15 @@ mod tests {
         let m = current().expect("entered");
         let mut emit = StreamCounter::new(current(), "emit");
         let mut exec = StreamCounter::new(current(), "execute");
-        let buf = set("default", 5);
-        emit.add_frames(&buf);
-        emit.add_frames(&buf);
+        emit.totals([("default", 5)].into_iter());
+        emit.totals([("default", 10), ("other", 1)].into_iter());
+        // a running total already reported (or lower) leaves the counter as it is
+        emit.totals([("default", 10)].into_iter());
         exec.add("default", 7);
+        exec.add("default", 1);
         assert_eq!(
             m.lines(),
-            "__emit-count/default 10\n__execute-count/default 7\n"
+            "__emit-count/default 10\n__emit-count/other 1\n__execute-count/default 8\n"
         );
         report_exception("boom\nat line 2");
         report_exception("boom\nat line 2");

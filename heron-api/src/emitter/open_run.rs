@@ -65,7 +65,7 @@ impl Emitter {
         };
         self.by_dest.pushed();
         self.keyed_emit(key, roots, bolt);
-        self.counters.emitted += 1;
+        self.streams[si].emitted += 1;
         Some(si)
     }
 }

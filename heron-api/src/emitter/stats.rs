@@ -160,6 +160,31 @@ impl Emitter {
     pub fn output_tallies(&self) -> impl Iterator<Item = (&str, &StreamTally)> {
         self.streams.iter().map(|s| (s.decl.id.as_str(), &s.tally))
     }
+
+    /// Per output stream, the tuples emitted on it so far (Heron's `__emit-count/<stream>`):
+    /// counted as they are emitted, so that the runtime never walks what it sends to count
+    /// it. Streams not emitted on yet are left out.
+    ///
+    /// ```
+    /// use heron_api::{values, Emitter, Fields, ReliabilityMode, SpoutOutputCollector, StreamDecl};
+    /// let decl = |id: &str| StreamDecl {
+    ///     id: id.into(),
+    ///     fields: Fields::new(["w"]),
+    ///     direct: false,
+    /// };
+    /// let streams = [decl("default"), decl("other")];
+    /// let mut e = Emitter::new("words", 3, ReliabilityMode::AtMostOnce, &streams);
+    /// SpoutOutputCollector::new(&mut e).emit(values!["a"]);
+    /// SpoutOutputCollector::new(&mut e).emit(values!["b"]);
+    /// assert_eq!(e.stream_emits().collect::<Vec<_>>(), [("default", 2)]);
+    /// assert_eq!(e.counters().emitted, 2);
+    /// ```
+    pub fn stream_emits(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.streams
+            .iter()
+            .filter(|s| s.emitted > 0)
+            .map(|s| (s.decl.id.as_str(), s.emitted))
+    }
 }
 
 #[cfg(test)]
