@@ -158,7 +158,7 @@ fn write_data_tuple<V: EncodeValue>(
     // Written through a slice of the grown buffer: its position stays in a register, where
     // `BytesMut`'s own length would be stored and reloaded around every byte.
     let start = buf.len();
-    buf.resize(start + total, 0);
+    grow_zeroed(buf, total);
     let mut out = &mut buf[start..];
     out.put_u8(key(2, LEN));
     put_varint(&mut out, len as u64);
@@ -182,6 +182,26 @@ fn write_data_tuple<V: EncodeValue>(
         "a tuple value wrote other than its encoded_len"
     );
     total
+}
+
+/// Tuples up to this size are zeroed by a fixed-size store rather than by `memset`.
+const SMALL_TUPLE: usize = 64;
+
+/// Grows `buf` by `n` zero bytes, which the caller overwrites. `BytesMut::resize` calls
+/// `memset` with a variable size, a call per tuple that cost about as much as writing the
+/// tuple; a tuple of up to [`SMALL_TUPLE`] bytes is zeroed by a fixed-size fill instead,
+/// which compiles to a few vector stores.
+#[inline(always)]
+fn grow_zeroed(buf: &mut BytesMut, n: usize) {
+    if n > SMALL_TUPLE {
+        buf.resize(buf.len() + n, 0);
+        return;
+    }
+    buf.reserve(SMALL_TUPLE);
+    let spare = &mut buf.spare_capacity_mut()[..SMALL_TUPLE];
+    spare.fill(std::mem::MaybeUninit::new(0));
+    // SAFETY: the `n <= SMALL_TUPLE` bytes past the length were just initialized (zeroed).
+    unsafe { buf.set_len(buf.len() + n) };
 }
 
 /// Checks a `RootId` and reads its task id and key (missing fields read as 0) in one walk.
