@@ -387,6 +387,7 @@ impl Emitter {
         }
         self.keyed_emit(key, roots, bolt);
         self.streams[si].emitted += 1;
+        self.counters.emitted += 1;
         si
     }
 
@@ -718,10 +719,7 @@ impl Emitter {
 
     /// The counters.
     pub fn counters(&self) -> EmitterCounters {
-        EmitterCounters {
-            emitted: self.streams.iter().map(|s| s.emitted).sum(),
-            ..self.counters
-        }
+        self.counters
     }
 }
 

@@ -66,6 +66,7 @@ impl Emitter {
         self.by_dest.pushed();
         self.keyed_emit(key, roots, bolt);
         self.streams[si].emitted += 1;
+        self.counters.emitted += 1;
         Some(si)
     }
 }
