@@ -55,16 +55,16 @@ impl Emitter {
             &out.stream_field,
             self.task_id,
         );
-        let key = if roots.is_empty() {
+        if roots.is_empty() {
+            // key 0: no emit to queue
             put_data_tuple_plain(buf, values);
-            0
+            self.by_dest.pushed();
         } else {
             let key = self.rng.tuple_key(self.mode.is_acking(), roots);
             put_data_tuple_keyed(buf, key, roots, values, &[]);
-            key
-        };
-        self.by_dest.pushed();
-        self.keyed_emit(key, roots, bolt);
+            self.by_dest.pushed();
+            self.keyed_emit(key, roots, bolt);
+        }
         self.streams[si].emitted += 1;
         self.counters.emitted += 1;
         Some(si)
