@@ -247,3 +247,65 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn the_walk_reads_fields_in_any_order_as_prost_does() {
+    // each field as prost writes it alone, then laid out in orders other than the encoders'
+    let key = |k: i64| prost_tuple(k, &[], &[], &[]).encode_to_vec();
+    let root = |t: i32, k: i64| {
+        let mut b = prost_tuple(0, &[(t, k)], &[], &[]).encode_to_vec();
+        b.drain(..9); // the key field every prost tuple starts with
+        b
+    };
+    let value = |v: &[u8]| {
+        let mut b = prost_tuple(0, &[], &[v], &[]).encode_to_vec();
+        b.drain(..9);
+        b
+    };
+    let dest = |d: i32| {
+        let mut b = prost_tuple(0, &[], &[], &[d]).encode_to_vec();
+        b.drain(..9);
+        b
+    };
+    let layouts: Vec<Vec<Vec<u8>>> = vec![
+        // the encoders' order
+        vec![key(5), root(1, 2), value(b"\x04a"), value(b"\x04b")],
+        // values first, then the key and a root
+        vec![value(b"\x04a"), key(5), root(1, 2), value(b"\x04b")],
+        // a second key after the values: the last one counts
+        vec![key(5), value(b"\x04a"), key(6)],
+        // a root after the values, a dest task among them, an unknown field
+        vec![
+            key(5),
+            value(b"\x04a"),
+            dest(3),
+            root(1, 2),
+            vec![0x28, 1],
+            value(b"\x04b"),
+        ],
+        // no key at all
+        vec![root(4, 4), value(b"\x04a")],
+    ];
+    for layout in layouts {
+        let t = layout.concat();
+        let expected = HeronDataTuple::decode(&t[..]).unwrap();
+        let (mut vs, mut rs) = (Vec::new(), Vec::new());
+        let k = walk_data_tuple(
+            &t,
+            |task, k| {
+                rs.push(RootId {
+                    taskid: task,
+                    key: k,
+                })
+            },
+            |v| {
+                vs.push(v.to_vec());
+                Ok(())
+            },
+        );
+        assert_eq!(k, Ok(expected.key), "{t:?}");
+        assert_eq!(rs, expected.roots, "{t:?}");
+        let values: Vec<Vec<u8>> = expected.values.iter().map(|v| v.to_vec()).collect();
+        assert_eq!(vs, values, "{t:?}");
+    }
+}
