@@ -278,29 +278,8 @@ pub fn walk_data_tuple<'a>(
     const ROOT: u64 = key(2, LEN) as u64;
     const VALUE: u64 = key(3, LEN) as u64;
     const DEST: u64 = key(4, VARINT) as u64;
-    const KEY_BYTE: u8 = KEY as u8;
-    const ROOT_BYTE: u8 = ROOT as u8;
-    const VALUE_BYTE: u8 = VALUE as u8;
     let mut buf = tuple;
     let mut tuple_key = 0;
-    // The fields in the order the encoders write them (key, roots, values), each tested with
-    // one compare; whatever follows (dest tasks, fields in another order, unknown ones) is
-    // read by the loop below from where this stopped, so the result is the same either way.
-    if let [KEY_BYTE, rest @ ..] = buf {
-        if let Some(k) = rest.first_chunk::<8>() {
-            tuple_key = i64::from_le_bytes(*k);
-            buf = &rest[8..];
-        }
-    }
-    while let [ROOT_BYTE, rest @ ..] = buf {
-        buf = rest;
-        let (task, k) = decode_root(len_delimited(&mut buf)?)?;
-        root(task, k);
-    }
-    while let [VALUE_BYTE, rest @ ..] = buf {
-        buf = rest;
-        value(len_delimited(&mut buf)?)?;
-    }
     while !buf.is_empty() {
         match read_varint(&mut buf)? {
             VALUE => value(len_delimited(&mut buf)?)?,
