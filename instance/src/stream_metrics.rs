@@ -1,5 +1,5 @@
-//! Heron's per-stream tuple counts of one instance, counted once per flush or socket read
-//! (never per tuple in user code's path) through the `metrics` facade:
+//! Heron's per-stream tuple counts of one instance, updated once per flush or socket read
+//! through the `metrics` facade (the emitter's own count is one add per emit):
 //!
 //! * `__emit-count/<stream>`: tuples the component emitted, as the emitter counts them per
 //!   stream (`Emitter::stream_emits`), taken when the executor sends the emitter's output;
