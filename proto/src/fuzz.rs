@@ -9,8 +9,8 @@ use bytes::{Bytes, BytesMut};
 
 use crate::codec::{HeronCodec, Packet};
 use crate::tuple::{
-    for_each_data_set, parse_tuple_set2, read_acks, scan_tuple, split_data_set, split_set2,
-    split_tuple_set, walk_data_tuple,
+    parse_tuple_set2, read_acks, scan_tuple, split_data_set, split_set2, split_tuple_set,
+    walk_data_tuple,
 };
 
 /// The packet size limit the fuzzed daemons use (the stream manager's default is larger;
@@ -42,7 +42,6 @@ pub fn packet(data: &[u8]) {
 /// their data and control parts, single tuples), read by every in-place reader.
 pub fn tuple_sets(data: &[u8]) {
     tuple_payload(&Bytes::copy_from_slice(data));
-    for_each_data_set(data, |_, _| {});
 }
 
 fn tuple_payload(payload: &Bytes) {

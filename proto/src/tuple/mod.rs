@@ -36,9 +36,8 @@ pub use data::{
 };
 pub use fields::{fields, int32, put_varint, read_varint, varint_len, write_varint, Field, Fields};
 pub use set::{
-    for_each_data_set, put_control_set_frame, put_data_set_frame, put_data_set_frame_to,
-    split_data_set, split_tuple_set, stream_field, DataSetRef, TupleSetParts, DEST_TASK_FIELD,
-    KEYED_FIELD,
+    put_control_set_frame, put_data_set_frame, put_data_set_frame_to, split_data_set,
+    split_tuple_set, stream_field, DataSetRef, TupleSetParts, DEST_TASK_FIELD, KEYED_FIELD,
 };
 pub use set2::{
     parse_tuple_set2, put_control_set2, put_data_set2, put_stream_message, split_set2, DataSet,

@@ -309,53 +309,16 @@ pub fn split_data_set(buf: &[u8]) -> Result<DataSetRef<'_>, TupleError> {
     })
 }
 
-/// Calls `f(stream id, tuples)` for each `HeronTupleSet` with data among the framed Heron
-/// packets `frames` (as an instance writes them); other packets are skipped, and a truncated
-/// or malformed packet ends the walk. For counting what is sent without decoding it.
-pub fn for_each_data_set(frames: &[u8], mut f: impl FnMut(&str, u64)) {
-    fn be_u32(b: &[u8], at: usize) -> Option<usize> {
-        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
-    }
-    let name = TUPLE_SET;
-    let mut at = 0;
-    while let Some(size) = be_u32(frames, at) {
-        let Some(packet) = frames.get(at + 4..at + 4 + size) else {
-            return;
-        };
-        at += 4 + size;
-        let Some(name_len) = be_u32(packet, 0) else {
-            return;
-        };
-        if packet.get(4..4 + name_len) != Some(name.as_bytes()) {
-            continue;
-        }
-        // name, REQID, payload length, payload
-        let Some(payload) = packet.get(4 + name_len + crate::codec::REQID_LEN + 4..) else {
-            return;
-        };
-        let Ok(TupleSetParts {
-            data: Some(data), ..
-        }) = split_tuple_set(payload)
-        else {
-            continue;
-        };
-        if let Ok(set) = split_data_set(data) {
-            f(set.stream, set.count());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::StreamId;
-    use crate::codec::{encode_message, HeronCodec, ReqId};
+    use crate::codec::HeronCodec;
     use crate::system::HeronTupleSet;
     use crate::system::{HeronDataTuple, HeronDataTupleSet};
     use crate::tuple::{check_tuple, put_data_tuple, values};
     use crate::Message;
     use crate::Name;
-    use std::collections::BTreeMap;
 
     fn set(stream: &str, n: usize) -> HeronTupleSet {
         HeronTupleSet {
@@ -572,22 +535,5 @@ mod tests {
     #[test]
     fn the_type_name_is_the_messages() {
         assert_eq!(TUPLE_SET, HeronTupleSet::full_name());
-    }
-
-    #[test]
-    fn counts_data_sets_in_frames() {
-        let mut buf = BytesMut::new();
-        encode_message(&mut buf, &ReqId::ZERO, &set("default", 3));
-        encode_message(&mut buf, &ReqId::ZERO, &StreamId::default());
-        encode_message(&mut buf, &ReqId::ZERO, &set("marks", 2));
-        encode_message(&mut buf, &ReqId::ZERO, &set("default", 1));
-        let mut seen = BTreeMap::new();
-        for_each_data_set(&buf, |s, n| *seen.entry(s.to_string()).or_insert(0) += n);
-        assert_eq!(seen["default"], 4);
-        assert_eq!(seen["marks"], 2);
-        // truncated input counts what is complete and stops
-        let mut n = 0;
-        for_each_data_set(&buf[..buf.len() - 3], |_, k| n += k);
-        assert_eq!(n, 5);
     }
 }
