@@ -50,7 +50,8 @@ struct OutStream {
     route: Option<dest_sets::Route>,
     /// Spout trees rooted on this stream: acks, fails, complete latencies.
     tally: StreamTally,
-    /// Tuples emitted on this stream (Heron's `__emit-count/<stream>`).
+    /// Tuples emitted on this stream (Heron's `__emit-count/<stream>`). Their sum is also
+    /// kept as `counters.emitted`, which the spout loop reads twice per `next_tuple`.
     emitted: u64,
 }
 
