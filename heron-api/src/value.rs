@@ -55,7 +55,7 @@ macro_rules! values {
 }
 
 /// Tag bytes of the value encoding (docs/internals.md, "Tuple values").
-mod tag {
+pub(crate) mod tag {
     pub const NULL: u8 = 0;
     pub const BOOL: u8 = 1;
     pub const INT: u8 = 2;

@@ -12,7 +12,7 @@
 //! streams and within a stream each task's tuples keep theirs.
 
 use bytes::BytesMut;
-use heron_proto::grouping::{combine, Modulus};
+use heron_proto::grouping::{combine, value_parts_hash, Modulus};
 use heron_proto::tuple::put_data_set_frame_to;
 
 use super::{DATA_SET_MAX_BYTES, DATA_SET_MAX_TUPLES};
@@ -107,12 +107,26 @@ impl FieldsRoute {
     /// The slot (index in the tasks) and the task of a tuple with `values`.
     #[inline]
     pub fn slot(&mut self, values: &[Value]) -> (usize, i32) {
-        let mut h = 0u64;
-        for &i in &self.indices {
-            h = combine(h, values[i].grouping_hash());
-        }
+        // One string field, a word count's shape: hashed here, without the loop and the
+        // dispatch on each value's type that cost the split's emits a tenth (criterion
+        // `bolt_fields_addressed_reused`: 30.4 to 27.5 ns). Any other: out of line.
+        let h = match (self.indices.as_slice(), values) {
+            (&[i], values) => match &values[i] {
+                Value::Str(s) => combine(0, value_parts_hash(crate::value::tag::STR, s.as_bytes())),
+                _ => self.hash(values),
+            },
+            _ => self.hash(values),
+        };
         let slot = self.modulus.rem(h);
         (slot, self.tasks[slot])
+    }
+
+    /// The fields hash of `values`, for any grouping fields.
+    #[inline(never)]
+    fn hash(&self, values: &[Value]) -> u64 {
+        self.indices
+            .iter()
+            .fold(0, |h, &i| combine(h, values[i].grouping_hash()))
     }
 }
 
@@ -327,22 +341,42 @@ mod tests {
     fn a_fields_route_picks_the_task_the_stream_managers_hash_picks() {
         let declared = Fields::new(["word", "n", "ts"]);
         let tasks = [12, 4, 9];
-        let mut r = FieldsRoute::new(&declared, &Fields::new(["ts", "word"]), &tasks).unwrap();
-        for (w, n, ts) in [("a", 1, 5), ("hello", 2, 5), ("a", 3, 6), ("", 0, 0)] {
-            let values = [Value::from(w), Value::from(n), Value::from(ts)];
-            // by the formula, over the encoded values in schema order (the payload hashed
-            // with the tag as seed), tasks ascending
-            let enc = |v: &Value| {
-                let mut b = Vec::new();
-                v.encode(&mut b);
-                xxhash_rust::xxh3::xxh3_64_with_seed(&b[1..], u64::from(b[0]))
-            };
-            let h = enc(&values[0])
-                .wrapping_mul(31)
-                .wrapping_add(enc(&values[2]));
-            let sorted = [4, 9, 12];
-            let slot = (h % 3) as usize;
-            assert_eq!(r.slot(&values), (slot, sorted[slot]), "{w} {n} {ts}");
+        let sorted = [4, 9, 12];
+        // by the formula, over the encoded values in schema order (the payload hashed with
+        // the tag as seed), tasks ascending
+        let enc = |v: &Value| {
+            let mut b = Vec::new();
+            v.encode(&mut b);
+            xxhash_rust::xxh3::xxh3_64_with_seed(&b[1..], u64::from(b[0]))
+        };
+        // two fields (given out of schema order); one string field (the inline path); one
+        // int field (a single field of another type)
+        for (by, indices) in [
+            (&["ts", "word"][..], &[0, 2][..]),
+            (&["word"][..], &[0][..]),
+            (&["n"][..], &[1][..]),
+        ] {
+            let mut r =
+                FieldsRoute::new(&declared, &Fields::new(by.iter().copied()), &tasks).unwrap();
+            for (w, n, ts) in [("a", 1, 5), ("hello", 2, 5), ("a", 3, 6), ("", 0, 0)] {
+                let values = [Value::from(w), Value::from(n), Value::from(ts)];
+                let h = indices.iter().fold(0u64, |h, &i| {
+                    h.wrapping_mul(31).wrapping_add(enc(&values[i]))
+                });
+                let slot = (h % 3) as usize;
+                assert_eq!(
+                    r.slot(&values),
+                    (slot, sorted[slot]),
+                    "{by:?}: {w} {n} {ts}"
+                );
+            }
+        }
+        let words: Vec<String> = (0..200).map(|i| format!("w{}", i * 7919 % 1000)).collect();
+        let mut r = FieldsRoute::new(&declared, &Fields::new(["word"]), &tasks).unwrap();
+        for w in &words {
+            let values = [Value::from(w.as_str()), Value::from(0), Value::from(0)];
+            let slot = (enc(&values[0]) % 3) as usize;
+            assert_eq!(r.slot(&values), (slot, sorted[slot]), "{w}");
         }
         assert!(FieldsRoute::new(&declared, &Fields::new(["nope"]), &tasks).is_none());
         assert!(FieldsRoute::new(&declared, &Fields::new(["word"]), &[]).is_none());
