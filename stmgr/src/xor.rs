@@ -27,41 +27,109 @@ type KeyMap<V> = HashMap<i64, V, KeyBuildHasher>;
 /// rotating map of `nbuckets` buckets, kept as one map so that a lookup is one probe (a
 /// bucket per generation cost a probe per bucket for every new root, three at Heron's
 /// default).
+///
+/// A rotation only advances the generation and moves the live count of the generation that
+/// ages out to the expired ones: the same few steps whatever the map holds (a pass over the
+/// entries took 70 µs per 10 000 trees, in the stream manager's loop). An entry of a
+/// generation that aged out is stale: every lookup treats it as absent and drops it. Stale
+/// entries nothing looks up again are dropped in one pass when they outnumber the live ones
+/// and [`SWEEP_MIN`], which an insert checks, so the pass costs a bounded amount per expired
+/// tree.
+///
+/// ```text
+/// generation   0        1        2        3
+/// live         g >= 0   g >= 0   g >= 0   g >= 1   (nbuckets = 3: generation 0 aged out)
+/// ```
 #[derive(Debug, Clone)]
 pub(crate) struct RotatingMap {
     entries: KeyMap<(i64, u64)>,
     /// The current generation: entries of generations `generation + 1 - nbuckets` and later
-    /// are kept.
+    /// are live, older ones stale.
     generation: u64,
+    /// The oldest live generation: `generation + 1 - nbuckets`, or 0.
+    oldest: u64,
     nbuckets: u64,
+    /// Live entries per generation, at index `generation & mask`.
+    live: Vec<usize>,
+    mask: u64,
+    /// Live entries in all.
+    live_total: usize,
 }
+
+/// Stale entries left in a [`RotatingMap`] before a pass drops them, whatever the live count.
+pub(crate) const SWEEP_MIN: usize = 1024;
 
 impl RotatingMap {
     /// A map of `nbuckets` (at least 1) generations, all empty.
     pub fn new(nbuckets: usize) -> RotatingMap {
+        let nbuckets = nbuckets.max(1);
+        let ring = nbuckets.next_power_of_two();
         RotatingMap {
             entries: KeyMap::default(),
             generation: 0,
-            nbuckets: nbuckets.max(1) as u64,
+            oldest: 0,
+            nbuckets: nbuckets as u64,
+            live: vec![0; ring],
+            mask: ring as u64 - 1,
+            live_total: 0,
         }
+    }
+
+    /// Counts a live entry of generation `g` gone (its tree completed or failed).
+    #[inline(always)]
+    fn gone(&mut self, g: u64) {
+        self.live[(g & self.mask) as usize] -= 1;
+        self.live_total -= 1;
+    }
+
+    /// Counts an entry created in the current generation.
+    #[inline(always)]
+    fn created(&mut self) {
+        self.live[(self.generation & self.mask) as usize] += 1;
+        self.live_total += 1;
+    }
+
+    /// Whether an entry of generation `g` is live.
+    #[inline]
+    fn is_live(&self, g: u64) -> bool {
+        g >= self.oldest
     }
 
     /// XORs `value` into the entry of `key`, creating it in the current generation when
     /// absent. `true` when an existing entry became zero (removed: the tree is complete;
     /// possible when a tuple's ack overtook the emit that created it).
+    #[inline]
     pub fn anchor(&mut self, key: i64, value: i64) -> bool {
+        let generation = self.generation;
         match self.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut e) => {
-                e.get_mut().0 ^= value;
-                if e.get().0 != 0 {
-                    return false;
+                let (v, g) = e.get_mut();
+                if *g >= self.oldest {
+                    *v ^= value;
+                    if *v != 0 {
+                        return false;
+                    }
+                    let g = *g;
+                    e.remove();
+                    self.gone(g);
+                    return true;
                 }
-                e.remove();
-                true
+                // stale: as if absent
+                if value != 0 {
+                    *e.get_mut() = (value, generation);
+                    self.created();
+                } else {
+                    e.remove();
+                }
+                false
             }
             std::collections::hash_map::Entry::Vacant(e) => {
                 if value != 0 {
-                    e.insert((value, self.generation));
+                    e.insert((value, generation));
+                    self.created();
+                    if self.entries.len() - self.live_total > SWEEP_MIN.max(self.live_total) {
+                        self.sweep();
+                    }
                 }
                 false
             }
@@ -70,43 +138,75 @@ impl RotatingMap {
 
     /// XORs `value` into the entry of `key` if there is one; `true` when that made it zero
     /// (the entry is then removed: the tree is complete).
+    #[inline]
     pub fn ack(&mut self, key: i64, value: i64) -> bool {
-        let Some(v) = self.entries.get_mut(&key) else {
+        let Some((v, g)) = self.entries.get_mut(&key) else {
             return false;
         };
-        v.0 ^= value;
-        if v.0 != 0 {
+        if *g < self.oldest {
+            self.entries.remove(&key);
             return false;
         }
+        *v ^= value;
+        if *v != 0 {
+            return false;
+        }
+        let g = *g;
         self.entries.remove(&key);
+        self.gone(g);
         true
     }
 
     /// Removes the entry of `key`; `true` if there was one.
     pub fn remove(&mut self, key: i64) -> bool {
-        self.entries.remove(&key).is_some()
+        match self.entries.remove(&key) {
+            Some((_, g)) if self.is_live(g) => {
+                self.gone(g);
+                true
+            }
+            _ => false,
+        }
     }
 
-    /// Drops the oldest generation and opens a new one; returns how many entries were
-    /// dropped. One pass over the entries, once per rotation interval.
+    /// Ages the oldest generation out and opens a new one; returns how many live entries it
+    /// had (they are stale from now on).
     pub fn rotate(&mut self) -> usize {
-        let before = self.entries.len();
-        // after this rotation, generations older than `oldest` are gone
-        let oldest = (self.generation + 2).saturating_sub(self.nbuckets);
-        self.entries.retain(|_, (_, g)| *g >= oldest);
         self.generation += 1;
-        before - self.entries.len()
+        self.oldest = (self.generation + 1).saturating_sub(self.nbuckets);
+        let Some(aged) = self.generation.checked_sub(self.nbuckets) else {
+            return 0;
+        };
+        let expired = std::mem::take(&mut self.live[(aged & self.mask) as usize]);
+        self.live_total -= expired;
+        expired
     }
 
-    /// The number of entries.
+    /// Drops every stale entry.
+    #[cold]
+    #[inline(never)]
+    fn sweep(&mut self) {
+        let oldest = self.oldest;
+        self.entries.retain(|_, (_, g)| *g >= oldest);
+    }
+
+    /// The number of live entries.
     pub fn len(&self) -> usize {
+        self.live_total
+    }
+
+    /// The number of entries held, stale ones included.
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
         self.entries.len()
     }
 
     /// The value of `key`, if tracked.
     #[cfg(test)]
     pub fn get(&self, key: i64) -> Option<i64> {
-        self.entries.get(&key).map(|&(v, _)| v)
+        self.entries
+            .get(&key)
+            .filter(|&&(_, g)| self.is_live(g))
+            .map(|&(v, _)| v)
     }
 }
 

@@ -196,3 +196,145 @@ fn set_tasks_keeps_known_trees() {
     assert_eq!(t.len(), 1);
     assert!(t.ack(T, 1, 7));
 }
+
+/// The rotating map as one pass per rotation (the implementation before stale entries): the
+/// reference the map must agree with.
+#[derive(Default)]
+struct Model {
+    entries: HashMap<i64, (i64, u64)>,
+    generation: u64,
+}
+
+impl Model {
+    fn anchor(&mut self, key: i64, value: i64) -> bool {
+        match self.entries.get_mut(&key) {
+            Some((v, _)) => {
+                *v ^= value;
+                if *v != 0 {
+                    return false;
+                }
+                self.entries.remove(&key);
+                true
+            }
+            None => {
+                if value != 0 {
+                    self.entries.insert(key, (value, self.generation));
+                }
+                false
+            }
+        }
+    }
+
+    fn ack(&mut self, key: i64, value: i64) -> bool {
+        let Some((v, _)) = self.entries.get_mut(&key) else {
+            return false;
+        };
+        *v ^= value;
+        if *v != 0 {
+            return false;
+        }
+        self.entries.remove(&key);
+        true
+    }
+
+    fn rotate(&mut self, nbuckets: u64) -> usize {
+        let before = self.entries.len();
+        let oldest = (self.generation + 2).saturating_sub(nbuckets);
+        self.entries.retain(|_, (_, g)| *g >= oldest);
+        self.generation += 1;
+        before - self.entries.len()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Anchor(i64, i64),
+    Ack(i64, i64),
+    Remove(i64),
+    Rotate,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    // few keys and values, so that entries meet again after rotations
+    let key = 0i64..12;
+    let value = 0i64..4;
+    prop_oneof![
+        4 => (key.clone(), value.clone()).prop_map(|(k, v)| Op::Anchor(k, v)),
+        4 => (key.clone(), value).prop_map(|(k, v)| Op::Ack(k, v)),
+        1 => key.prop_map(Op::Remove),
+        2 => Just(Op::Rotate),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn the_map_agrees_with_one_pass_per_rotation(
+        nbuckets in 1usize..6,
+        ops in prop::collection::vec(op(), 0..200),
+    ) {
+        let mut m = RotatingMap::new(nbuckets);
+        let mut model = Model::default();
+        for op in ops {
+            match op {
+                Op::Anchor(k, v) => prop_assert_eq!(m.anchor(k, v), model.anchor(k, v), "{:?}", op),
+                Op::Ack(k, v) => prop_assert_eq!(m.ack(k, v), model.ack(k, v), "{:?}", op),
+                Op::Remove(k) => {
+                    prop_assert_eq!(m.remove(k), model.entries.remove(&k).is_some(), "{:?}", op)
+                }
+                Op::Rotate => prop_assert_eq!(m.rotate(), model.rotate(nbuckets as u64)),
+            }
+            prop_assert_eq!(m.len(), model.entries.len());
+            for k in 0..12 {
+                prop_assert_eq!(m.get(k), model.entries.get(&k).map(|&(v, _)| v), "key {}", k);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rotation_leaves_expired_entries_stale_until_looked_up() {
+    let mut m = RotatingMap::new(2);
+    m.anchor(1, 10);
+    m.anchor(2, 20);
+    m.anchor(3, 30);
+    assert_eq!((m.rotate(), m.rotate()), (0, 3));
+    assert_eq!((m.len(), m.held()), (0, 3), "counted gone, still held");
+    assert!(!m.ack(1, 10), "stale: as if absent");
+    assert!(!m.remove(2), "stale: as if absent");
+    assert_eq!(m.held(), 1, "both lookups dropped theirs");
+    assert!(!m.anchor(3, 5), "a stale entry is replaced, not XORed into");
+    assert_eq!((m.get(3), m.len(), m.held()), (Some(5), 1, 1));
+    assert!(m.ack(3, 5));
+}
+
+#[test]
+fn stale_entries_are_swept_once_they_outnumber_the_live_ones() {
+    let n = SWEEP_MIN as i64 + 10;
+    let mut m = RotatingMap::new(3);
+    for k in 1..=n {
+        m.anchor(k, k);
+    }
+    for _ in 0..3 {
+        m.rotate();
+    }
+    assert_eq!((m.len(), m.held()), (0, n as usize));
+    m.anchor(-1, 1); // an insert checks: 1034 stale > max(1024, 1 live)
+    assert_eq!((m.len(), m.held()), (1, 1));
+
+    // with more live entries than stale ones, nothing is swept
+    let mut m = RotatingMap::new(3);
+    for k in 1..=n {
+        m.anchor(k, k); // generation 0
+    }
+    m.rotate();
+    for k in n + 1..=3 * n {
+        m.anchor(k, k); // generation 1
+    }
+    m.rotate();
+    m.rotate(); // generation 0 ages out
+    m.anchor(-1, 1);
+    assert_eq!(
+        (m.len(), m.held()),
+        (2 * n as usize + 1, 3 * n as usize + 1)
+    );
+}
