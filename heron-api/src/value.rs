@@ -54,8 +54,15 @@ macro_rules! values {
     ($($x:expr),+ $(,)?) => { ::std::vec![$($crate::Value::from($x)),+] };
 }
 
+/// [`Value::grouping_hash`] of a string value, for a caller that already knows it holds one
+/// (the emitter's route on one string field).
+#[inline]
+pub(crate) fn str_grouping_hash(s: &str) -> u64 {
+    heron_proto::grouping::value_parts_hash(tag::STR, s.as_bytes())
+}
+
 /// Tag bytes of the value encoding (docs/internals.md, "Tuple values").
-pub(crate) mod tag {
+mod tag {
     pub const NULL: u8 = 0;
     pub const BOOL: u8 = 1;
     pub const INT: u8 = 2;
@@ -232,7 +239,7 @@ impl Value {
             Value::Bool(b) => hash(tag::BOOL, &[u8::from(*b)]),
             Value::Int(i) => hash(tag::INT, &i.to_le_bytes()),
             Value::Float(f) => hash(tag::FLOAT, &f.to_bits().to_le_bytes()),
-            Value::Str(s) => hash(tag::STR, s.as_bytes()),
+            Value::Str(s) => str_grouping_hash(s),
             Value::Bytes(b) => hash(tag::BYTES, b),
         }
     }
